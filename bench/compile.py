@@ -1,0 +1,216 @@
+"""Context compile latency on a large ledger, against a hand-written floor.
+
+    python bench/compile.py                     # SQLite (temporary file)
+    python bench/compile.py --database-url postgres://postgres@127.0.0.1:5432/postgres
+
+Seeds 100,000 memories over 50 agents, 2,000 decisions (most of them long superseded or archived)
+and 500 sessions, then times 1,000 compiles for random agents through `ledger.context.compile`, and
+the same selection made with the fewest hand-written SQL queries through the bare database driver
+(the floor: one query for boundaries, one for the merged memory candidates, one for the session,
+the same text assembly). Prints median and p95 of both and their ratio.
+"""
+
+from __future__ import annotations
+
+import random
+import statistics
+import time
+from datetime import timedelta
+
+from _setup import parse_args, percentile, setup_django
+
+AGENTS = 50
+MEMORIES = 100_000
+DECISIONS = 2_000
+SESSIONS = 500
+COMPILES = 1_000
+WORDS = "cache retry index token budget schema lock queue deploy review merge agent session".split()  # noqa: SIM905
+
+
+def seed() -> object:
+    from django.utils import timezone
+
+    from ledger import services
+    from ledger.context import decision_block
+    from ledger.models import Agent, AgentMemory, Decision, Session
+    from ledger.services import IMPORTANCE_RANK, content_sha256
+    from ledger.tokens import count_tokens
+    from ledger.values import tag_index
+
+    rng = random.Random(7)
+    project, _ = services.project_create_or_update(slug="bench", name="Bench")
+    agents = Agent.objects.bulk_create(
+        [Agent(project=project, key=f"agent-{i}", name=f"Agent-{i}") for i in range(AGENTS)]
+    )
+    start = timezone.now() - timedelta(days=365)
+    decisions = []
+    for i in range(DECISIONS):
+        d = Decision(
+            project=project,
+            agent=rng.choice(agents),
+            type=rng.choice(["architectural", "scope", "process", "technical"]),
+            title=f"Decision {i}: {' '.join(rng.sample(WORDS, 3))}",
+            content=" ".join(rng.choices(WORDS, k=40)),
+            rationale=" ".join(rng.choices(WORDS, k=12)),
+            created_at=start + timedelta(minutes=i),
+        )
+        d.tokens = count_tokens(decision_block(d))
+        decisions.append(d)
+    decisions = Decision.objects.bulk_create(decisions, batch_size=500)
+    # Keep the newest 60 active; of the rest, half archived, half superseded by the next one.
+    for i, d in enumerate(decisions[:-60]):
+        if i % 2:
+            Decision.objects.filter(pk=d.pk).update(status="archived")
+        else:
+            Decision.objects.filter(pk=d.pk).update(status="superseded", superseded_by=decisions[i + 1].pk)
+    rows = []
+    for i in range(MEMORIES):
+        content = " ".join(rng.choices(WORDS, k=rng.randint(8, 60)))
+        importance = rng.choice(["high", "medium", "low"])
+        tags = ["cross-team"] if rng.random() < 0.03 else []
+        rows.append(
+            AgentMemory(
+                project=project,
+                agent=rng.choice(agents),
+                type=rng.choice(["core_context", "learning", "pattern", "update"]),
+                importance=importance,
+                importance_rank=IMPORTANCE_RANK[importance],
+                content=content,
+                tags=tags,
+                tag_index=tag_index(tags),
+                cross_team=bool(tags),
+                content_sha256=content_sha256(content),
+                tokens=count_tokens(content),
+                status="archived" if rng.random() < 0.1 else "active",
+                created_at=start + timedelta(seconds=i * 300),
+            )
+        )
+    AgentMemory.objects.bulk_create(rows, batch_size=2000)
+    Session.objects.bulk_create(
+        [
+            Session(
+                project=project,
+                session_id=f"s{i}",
+                focus_area=f"focus {i}",
+                active_issues=[f"#{i}"],
+                summary="summary",
+                ended_at=None if i == SESSIONS - 1 else timezone.now(),
+            )
+            for i in range(SESSIONS)
+        ]
+    )
+    return project
+
+
+FLOOR_MEMORY_SQL = """
+SELECT id, type, content, tokens, agent_key, agent_name FROM (
+  SELECT * FROM (
+    SELECT m.id, m.importance_rank, m.created_at, m.type, m.content, m.tokens, a.key AS agent_key,
+           a.name AS agent_name
+    FROM ledger_agentmemory m JOIN ledger_agent a ON a.id = m.agent_id
+    WHERE m.agent_id = {p} AND m.status = 'active'
+      AND (m.type = 'core_context' OR (m.type IN ('learning', 'pattern') AND m.importance_rank = 0))
+    ORDER BY m.importance_rank, m.created_at DESC, m.id DESC LIMIT {limit}
+  ) own
+  UNION ALL
+  SELECT * FROM (
+    SELECT m.id, m.importance_rank, m.created_at, m.type, m.content, m.tokens, a.key, a.name
+    FROM ledger_agentmemory m JOIN ledger_agent a ON a.id = m.agent_id
+    WHERE m.project_id = {p} AND m.cross_team AND m.status = 'active' AND m.importance_rank = 0
+      AND m.type IN ('learning', 'pattern') AND m.agent_id <> {p}
+    ORDER BY m.importance_rank, m.created_at DESC, m.id DESC LIMIT {limit}
+  ) shared
+) c ORDER BY importance_rank, created_at DESC, id DESC
+"""
+
+
+def floor_compile(
+    raw, engine: str, project_id: int, agent_id: int, key: str, max_items: int, max_tokens: int
+) -> str:
+    """The same selection and text in the fewest hand-written queries, through the bare driver."""
+    from ledger.context import BOUNDARIES_HEADING, _decision_text, memory_line
+
+    mark = "?" if engine == "sqlite" else "%s"
+    cur = raw.cursor()
+    cur.execute(
+        "SELECT d.title, d.type, a.name, d.content, d.rationale FROM ledger_decision d "
+        "JOIN ledger_agent a ON a.id = d.agent_id WHERE d.project_id = "
+        f"{mark} AND d.status = 'active' AND d.type IN ('architectural', 'scope') "
+        "ORDER BY d.created_at, d.id",
+        (project_id,),
+    )
+    sections = []
+    blocks = [_decision_text(*row) for row in cur.fetchall()]
+    if blocks:
+        sections.append(BOUNDARIES_HEADING + "\n\n" + "\n\n".join(blocks))
+    sql = FLOOR_MEMORY_SQL.format(p=mark, limit=max(2 * max_items, 50))
+    cur.execute(sql, (agent_id, project_id, agent_id))
+    lines, remaining = [], max_tokens
+    for _id, type_, content, tokens, row_key, name in cur.fetchall():
+        if len(lines) >= max_items:
+            break
+        if tokens > remaining:
+            continue
+        remaining -= tokens
+        lines.append(memory_line(type_=type_, content=content, own=row_key == key, agent_name=name))
+    if lines:
+        sections.append("## Memory\n" + "\n".join(lines))
+    cur.execute(
+        "SELECT focus_area, active_issues, summary FROM ledger_session "
+        f"WHERE project_id = {mark} AND ended_at IS NULL",
+        (project_id,),
+    )
+    row = cur.fetchone()
+    if row:
+        sections.append(f"## Current Session\n**Focus:** {row[0]}")
+    return "\n\n".join(sections)
+
+
+def main() -> None:
+    args = parse_args(__doc__.splitlines()[0], [("--compiles", {"type": int, "default": COMPILES})])
+    engine = setup_django(args.database_url, "compile")
+    from django.db import connection
+
+    from ledger import context
+    from ledger.models import Agent
+
+    started = time.perf_counter()
+    project = seed()
+    print(
+        f"{engine}: seeded {MEMORIES} memories, {DECISIONS} decisions, {SESSIONS} sessions in "
+        f"{time.perf_counter() - started:.1f} s"
+    )
+    agents = list(Agent.objects.filter(project=project).values_list("id", "key", "name"))
+    rng = random.Random(11)
+    picks = [rng.choice(agents) for _ in range(args.compiles)]
+
+    for _, _, name in picks[:20]:  # warm caches
+        context.compile(project, name)
+    orm = []
+    for _, _, name in picks:
+        t = time.perf_counter()
+        result = context.compile(project, name)
+        orm.append((time.perf_counter() - t) * 1000)
+        assert result.text is not None and result.error is None
+
+    connection.ensure_connection()
+    raw = connection.connection
+    floor = []
+    for agent_id, key, _ in picks:
+        t = time.perf_counter()
+        floor_compile(raw, engine, project.pk, agent_id, key, 20, 4000)
+        floor.append((time.perf_counter() - t) * 1000)
+
+    orm_median, floor_median = statistics.median(orm), statistics.median(floor)
+    print(
+        f"{engine}: compile   median {orm_median:.2f} ms  p95 {percentile(orm, 95):.2f} ms  "
+        f"({args.compiles} compiles)"
+    )
+    print(
+        f"{engine}: floor     median {floor_median:.2f} ms  p95 {percentile(floor, 95):.2f} ms  (bare driver)"
+    )
+    print(f"{engine}: ratio     {orm_median / floor_median:.2f}x the floor")
+
+
+if __name__ == "__main__":
+    main()

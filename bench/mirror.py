@@ -1,0 +1,119 @@
+"""Export and import timings for a large project.
+
+    python bench/mirror.py                     # SQLite (temporary file)
+    python bench/mirror.py --database-url postgres://postgres@127.0.0.1:5432/postgres
+
+Seeds 10,000 decisions, 5,000 pending entries and 20,000 memories, then times a first export into an
+empty workspace, a re-export with nothing changed, an import of the 5,000 exported inbox files (all
+unchanged), and an import of 1,000 new hand-written files.
+"""
+
+from __future__ import annotations
+
+import random
+import tempfile
+import time
+from pathlib import Path
+
+from _setup import parse_args, setup_django
+
+WORDS = "cache retry index token budget schema lock queue deploy review merge agent session".split()  # noqa: SIM905
+
+
+def seed(workspace: Path) -> object:
+    from ledger import services
+    from ledger.context import decision_block
+    from ledger.models import Agent, AgentMemory, Decision, InboxEntry
+    from ledger.services import IMPORTANCE_RANK, content_sha256
+    from ledger.tokens import count_tokens
+    from ledger.values import tag_index
+
+    rng = random.Random(3)
+    project, _ = services.project_create_or_update(slug="bench", name="Bench", workspace=str(workspace))
+    agents = Agent.objects.bulk_create(
+        [Agent(project=project, key=f"agent {i}", name=f"Agent {i}") for i in range(30)]
+    )
+
+    def text(n: int) -> str:
+        return " ".join(rng.choices(WORDS, k=n))
+
+    decisions = []
+    for i in range(10_000):
+        d = Decision(
+            project=project,
+            agent=rng.choice(agents),
+            type=rng.choice(["architectural", "scope", "process", "technical"]),
+            title=f"Decision {i} {text(3)}",
+            content=text(60),
+            rationale=text(15),
+            status="archived" if i % 3 == 0 else "active",
+        )
+        d.tokens = count_tokens(decision_block(d))
+        decisions.append(d)
+    Decision.objects.bulk_create(decisions, batch_size=1000)
+    InboxEntry.objects.bulk_create(
+        [
+            InboxEntry(
+                project=project,
+                agent=rng.choice(agents),
+                slug=f"proposal-{i}",
+                type=rng.choice(["architectural", "scope", "learning", "pattern"]),
+                title=f"Proposal {i}: {text(3)}",
+                content=text(50),
+                rationale=text(10),
+            )
+            for i in range(5_000)
+        ],
+        batch_size=1000,
+    )
+    memories = []
+    for _ in range(20_000):
+        content = text(40)
+        importance = rng.choice(["high", "medium", "low"])
+        memories.append(
+            AgentMemory(
+                project=project,
+                agent=rng.choice(agents),
+                type=rng.choice(["core_context", "learning", "pattern", "update"]),
+                importance=importance,
+                importance_rank=IMPORTANCE_RANK[importance],
+                content=content,
+                tag_index=tag_index([]),
+                content_sha256=content_sha256(content),
+                tokens=count_tokens(content),
+            )
+        )
+    AgentMemory.objects.bulk_create(memories, batch_size=2000)
+    services.session_start(project=project, session_id="s1", focus_area="bench", summary="bench")
+    return project
+
+
+def timed(label: str, action):  # type: ignore[no-untyped-def]
+    started = time.perf_counter()
+    result = action()
+    print(f"{label:<38} {time.perf_counter() - started:7.2f} s   {result.summary()}")
+    return result
+
+
+def main() -> None:
+    args = parse_args(__doc__.splitlines()[0])
+    engine = setup_django(args.database_url, "mirror")
+    from ledger import mirror
+
+    workspace = Path(tempfile.mkdtemp(prefix="canon-bench-workspace-"))
+    project = seed(workspace)
+    print(f"{engine}: 10,000 decisions, 5,000 pending entries, 20,000 memories -> {workspace}")
+    timed("first export", lambda: mirror.export_project(project))
+    timed("re-export, nothing changed", lambda: mirror.export_project(project))
+    timed("import of 5,000 exported files", lambda: mirror.import_project(project))
+    inbox = workspace / ".squad/decisions/inbox"
+    for i in range(1_000):
+        (inbox / f"hand-{i}.md").write_text(
+            f"---\nagent: Person {i % 7}\nslug: hand-{i}\ntype: scope\ntitle: Hand {i}\n---\n"
+            "Written by hand.\n"
+        )
+    timed("import with 1,000 new files", lambda: mirror.import_project(project))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,23 @@
+"""The agent API (SPEC §3). Each module registers its routes on `api` when imported here."""
+
+from __future__ import annotations
+
+from ledger.api import (
+    routes_context,
+    routes_decisions,
+    routes_inbox,
+    routes_memory,
+    routes_mirror,
+    routes_sessions,
+)
+from ledger.api.base import api
+
+__all__ = [
+    "api",
+    "routes_context",
+    "routes_decisions",
+    "routes_inbox",
+    "routes_memory",
+    "routes_mirror",
+    "routes_sessions",
+]

@@ -1,0 +1,183 @@
+"""The agent API's frame (SPEC §3): the NinjaAPI instance, bearer tokens, who is asking, and errors.
+
+Route modules (`ledger/api/inbox.py`, …) register on `api` and start each handler with
+`caller = project_caller(request, project)`, then `caller.require_coordinator()` or
+`caller.require_agent(name)` as the route's role demands.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+from django.core.exceptions import RequestDataTooBig
+from django.http import HttpRequest, HttpResponse
+from django.utils import timezone
+from ninja import NinjaAPI
+from ninja.errors import AuthenticationError, HttpError, ValidationError
+from ninja.security import HttpBearer
+
+from ledger import selectors
+from ledger.models import Agent, ApiToken, Project, TokenRole
+from ledger.services import LedgerError
+from ledger.values import InvalidValue, agent_key
+
+logger = logging.getLogger("canon.api")
+
+
+class BearerToken(HttpBearer):
+    def authenticate(self, request: HttpRequest, token: str) -> ApiToken | None:
+        if not token or len(token) > 200:
+            return None
+        found = selectors.token_for_secret(token)
+        if found is not None and (
+            found.last_used_at is None or (timezone.now() - found.last_used_at).total_seconds() > 60
+        ):
+            # Coarse "last used" so an operator can spot dead tokens without a write per request.
+            ApiToken.objects.filter(pk=found.pk).update(last_used_at=timezone.now())
+        return found
+
+
+api = NinjaAPI(
+    title="Canon agent API",
+    version="1",
+    description="Agents propose decisions and memories; coordinators review them. See SPEC §3.",
+    auth=BearerToken(),
+    urls_namespace="api",
+)
+
+
+class ApiRefusal(Exception):
+    """A refusal with a status and a message for the caller (401/403/404 decided by the frame)."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+@dataclass
+class Caller:
+    """Who is asking, already checked against the project in the path."""
+
+    token: ApiToken
+    project: Project
+
+    @property
+    def is_coordinator(self) -> bool:
+        return self.token.role == TokenRole.COORDINATOR
+
+    @property
+    def agent(self) -> Agent | None:
+        """The token's agent; None for a coordinator."""
+        return self.token.agent
+
+    @property
+    def name(self) -> str:
+        """How this caller is named in `reviewed_by`, `changed_by` and the audit trail."""
+        if self.token.agent is not None:
+            return self.token.agent.name
+        return self.token.label or self.project.coordinator_agent
+
+    def require_coordinator(self) -> None:
+        if not self.is_coordinator:
+            raise ApiRefusal(403, "this route needs a coordinator token")
+
+    def require_agent(self, name: str) -> None:
+        """An agent token may act only as its own agent (any case); a coordinator as anyone."""
+        if self.is_coordinator:
+            return
+        try:
+            wanted = agent_key(name)
+        except InvalidValue as exc:
+            raise ApiRefusal(400, f"agent name: {exc}") from exc
+        assert self.token.agent is not None
+        if wanted != self.token.agent.key:
+            raise ApiRefusal(403, f"this token acts as {self.token.agent.name!r}, not {name!r}")
+
+
+def project_caller(request: HttpRequest, project_slug: str) -> Caller:
+    """The authenticated caller, refused with 404 when the token belongs to another project."""
+    token = request.auth  # type: ignore[attr-defined]
+    if not isinstance(token, ApiToken):
+        raise ApiRefusal(401, "missing or invalid bearer token")
+    if token.project.slug != project_slug:
+        raise ApiRefusal(404, f"no project {project_slug!r} for this token")
+    return Caller(token=token, project=token.project)
+
+
+def _error(request: HttpRequest, status: int, message: str, **extra: Any) -> HttpResponse:
+    return api.create_response(request, {"error": message, **extra}, status=status)
+
+
+@api.exception_handler(ApiRefusal)
+def _refusal(request: HttpRequest, exc: ApiRefusal) -> HttpResponse:
+    return _error(request, exc.status, exc.message)
+
+
+@api.exception_handler(LedgerError)
+def _ledger_error(request: HttpRequest, exc: LedgerError) -> HttpResponse:
+    extra: dict[str, Any] = {}
+    if exc.details:
+        extra["details"] = exc.details
+    if getattr(exc, "retryable", False):
+        extra["retryable"] = True
+    return _error(request, exc.status, exc.message, **extra)
+
+
+@api.exception_handler(AuthenticationError)
+def _unauthenticated(request: HttpRequest, exc: AuthenticationError) -> HttpResponse:
+    return _error(request, 401, "missing or invalid bearer token: send 'Authorization: Bearer <token>'")
+
+
+@api.exception_handler(ValidationError)
+def _invalid(request: HttpRequest, exc: ValidationError) -> HttpResponse:
+    details = []
+    for error in exc.errors:
+        location = [
+            str(part) for part in error.get("loc", ()) if part not in ("body", "payload", "query", "path")
+        ]
+        details.append({"field": ".".join(location) or "body", "message": str(error.get("msg", "invalid"))})
+    summary = "; ".join(f"{d['field']}: {d['message']}" for d in details[:5]) or "invalid request"
+    return _error(request, 400, summary, details=details)
+
+
+@api.exception_handler(HttpError)
+def _http_error(request: HttpRequest, exc: HttpError) -> HttpResponse:
+    message = str(exc)
+    if exc.status_code == 400 and message.startswith("Cannot parse request body"):
+        message = "request body is not valid JSON"
+    return _error(request, exc.status_code, message)
+
+
+@api.exception_handler(RequestDataTooBig)
+def _too_big(request: HttpRequest, exc: RequestDataTooBig) -> HttpResponse:
+    return _error(request, 413, "request body is larger than 1 MiB")
+
+
+# ---------------------------------------------------------------------------------------------
+# Helpers shared by the route modules
+
+DEFAULT_PAGE_SIZE = 100
+MAX_PAGE_SIZE = 1000
+
+
+def checked_filter(name: str, value: str | None, allowed: list[str], *, all_ok: bool = False) -> str | None:
+    """A query-string filter whose value must be one of `allowed` (or 'all'); None/'' means no filter."""
+    if value is None or value == "":
+        return None
+    if value in allowed or (all_ok and value == "all"):
+        return value
+    choices = ", ".join([*allowed, *(["all"] if all_ok else [])])
+    raise ApiRefusal(400, f"{name}: {value!r} is not one of: {choices}")
+
+
+def page(qs: Any, response: HttpResponse, limit: int, offset: int) -> list[Any]:
+    """Slice a list: `limit` (1-1000, default 100) rows from `offset`; the total goes in X-Total-Count."""
+    if not 1 <= limit <= MAX_PAGE_SIZE:
+        raise ApiRefusal(400, f"limit: must be between 1 and {MAX_PAGE_SIZE}")
+    if offset < 0:
+        raise ApiRefusal(400, "offset: must not be negative")
+    response["X-Total-Count"] = str(qs.count())
+    return list(qs[offset : offset + limit])

@@ -1,0 +1,68 @@
+"""GET /context: the compiled context block for one agent turn (SPEC §4)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.http import HttpRequest
+from ninja import Schema
+
+from ledger import context
+from ledger.api.base import ApiRefusal, api, project_caller
+from ledger.api.routes_inbox import ERRORS
+
+
+class LayerOut(Schema):
+    tokens: int
+    ids: list[int]
+
+
+class LayersOut(Schema):
+    boundaries: LayerOut
+    memory: LayerOut
+    session: LayerOut
+
+
+class ContextOut(Schema):
+    text: str | None
+    tokens: int
+    sha256: str | None
+    layers: LayersOut
+    skipped: list[int]
+    error: str | None = None
+
+
+def _bounded(name: str, value: int | None, upper: int) -> int | None:
+    if value is not None and not 0 <= value <= upper:
+        raise ApiRefusal(400, f"{name}: must be between 0 and {upper}")
+    return value
+
+
+@api.get("/projects/{project}/context", response={200: ContextOut, **ERRORS}, tags=["context"])
+def get_context(
+    request: HttpRequest,
+    project: str,
+    agent: str,
+    child: bool = False,
+    max_items: int | None = None,
+    max_tokens: int | None = None,
+    run_id: str | None = None,
+) -> dict[str, Any]:
+    """The context block for `agent`: boundaries, then budgeted memories, then the current session.
+
+    An agent token may ask only for itself; a coordinator for any agent. With `run_id` the
+    compilation is recorded. Never a 500: on an internal error `text` is null and `error` says why.
+    """
+    caller = project_caller(request, project)
+    caller.require_agent(agent)
+    if run_id is not None and len(run_id) > 200:
+        raise ApiRefusal(400, "run_id: must be at most 200 characters")
+    result = context.compile(
+        caller.project,
+        agent,
+        child=child,
+        max_items=_bounded("max_items", max_items, context.MAX_ITEMS_LIMIT),
+        max_tokens=_bounded("max_tokens", max_tokens, context.MAX_TOKENS_LIMIT),
+        run_id=run_id or None,
+    )
+    return result.as_dict()

@@ -1,0 +1,140 @@
+"""Inbox routes: agents propose, coordinators merge or reject (SPEC §2-3)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.http import HttpRequest, HttpResponse
+from ninja import Status
+
+from ledger import selectors, services
+from ledger.api.base import DEFAULT_PAGE_SIZE, ApiRefusal, api, checked_filter, page, project_caller
+from ledger.api.shapes import EntryOut, EntrySubmitIn, ErrorOut, MergeOut, RejectIn, RejectOut, entry_out
+from ledger.models import EntryStatus, EntryType, InboxEntry, Source
+
+INBOX = "/projects/{project}/decisions/inbox"
+ERRORS: dict[int, Any] = {
+    400: ErrorOut,
+    401: ErrorOut,
+    403: ErrorOut,
+    404: ErrorOut,
+    409: ErrorOut,
+    413: ErrorOut,
+}
+
+
+@api.post(INBOX, response={200: EntryOut, 201: EntryOut, **ERRORS}, tags=["inbox"])
+def submit_entry(request: HttpRequest, project: str, payload: EntrySubmitIn) -> Status:
+    """Propose an entry. 201 when stored new, 200 when the agent's own pending entry was updated.
+
+    The response carries the effective slug, which differs from the requested one when another
+    agent already holds it (`{slug}--{agent}`).
+    """
+    caller = project_caller(request, project)
+    if caller.is_coordinator:
+        if not payload.agent_name:
+            raise ApiRefusal(400, "agent_name: a coordinator token must say which agent proposes")
+        agent_name = payload.agent_name
+    else:
+        assert caller.agent is not None
+        agent_name = payload.agent_name or caller.agent.name
+        caller.require_agent(agent_name)
+    result = services.entry_submit(
+        project=caller.project,
+        agent_name=agent_name,
+        slug=payload.slug,
+        type=payload.type,
+        title=payload.title,
+        content=payload.content,
+        rationale=payload.rationale,
+        tags=payload.tags,
+        importance=payload.importance,
+        run_id=payload.run_id,
+        source=Source.COORDINATOR if caller.is_coordinator else Source.AGENT,
+    )
+    return Status(201 if result.created else 200, entry_out(result.entry))
+
+
+@api.get(INBOX, response={200: list[EntryOut], **ERRORS}, tags=["inbox"])
+def list_entries(
+    request: HttpRequest,
+    project: str,
+    response: HttpResponse,
+    status: str | None = None,
+    type: str | None = None,
+    agent: str | None = None,
+    run_id: str | None = None,
+    limit: int = DEFAULT_PAGE_SIZE,
+    offset: int = 0,
+) -> list[dict[str, Any]]:
+    """Entries newest first. `status` defaults to `pending`; `status=all` lists every status."""
+    caller = project_caller(request, project)
+    qs = selectors.inbox_entries(
+        caller.project,
+        status=checked_filter("status", status, EntryStatus.values, all_ok=True) or EntryStatus.PENDING,
+        type=checked_filter("type", type, EntryType.values),
+        agent=agent,
+        run_id=run_id,
+    )
+    return [entry_out(entry) for entry in page(qs, response, limit, offset)]
+
+
+def _entry(caller_project: Any, entry_id: int) -> InboxEntry:
+    entry = InboxEntry.objects.select_related("agent").filter(project=caller_project, pk=entry_id).first()
+    if entry is None:
+        raise ApiRefusal(404, f"no inbox entry {entry_id} in this project")
+    return entry
+
+
+@api.get(INBOX + "/{entry_id}", response={200: EntryOut, **ERRORS}, tags=["inbox"])
+def get_entry(request: HttpRequest, project: str, entry_id: int) -> dict[str, Any]:
+    caller = project_caller(request, project)
+    return entry_out(_entry(caller.project, entry_id))
+
+
+def _merge(request: HttpRequest, project: str, entry_id: int) -> Status:
+    caller = project_caller(request, project)
+    caller.require_coordinator()
+    entry = services.entry_merge(project=caller.project, entry_id=entry_id, by=caller.name, via="api")
+    body: dict[str, Any] = {"id": entry.pk, "status": entry.status, "merged_at": entry.merged_at}
+    if entry.decision_id is not None:
+        body["decision_id"] = entry.decision_id
+    else:
+        body["memory_id"] = entry.memory_id
+    return Status(201, body)
+
+
+@api.post(INBOX + "/{entry_id}/merge", response={201: MergeOut, **ERRORS}, tags=["inbox"], exclude_none=True)
+def merge_entry(request: HttpRequest, project: str, entry_id: int) -> Status:
+    """Merge a pending entry: decision types become a Decision, the others an AgentMemory."""
+    return _merge(request, project, entry_id)
+
+
+@api.post(
+    INBOX + "/{entry_id}/promote", response={201: MergeOut, **ERRORS}, tags=["inbox"], exclude_none=True
+)
+def promote_entry(request: HttpRequest, project: str, entry_id: int) -> Status:
+    """The same as merge."""
+    return _merge(request, project, entry_id)
+
+
+@api.post(INBOX + "/{entry_id}/reject", response={200: RejectOut, **ERRORS}, tags=["inbox"])
+def reject_entry(
+    request: HttpRequest, project: str, entry_id: int, payload: RejectIn | None = None
+) -> dict[str, Any]:
+    caller = project_caller(request, project)
+    caller.require_coordinator()
+    entry = services.entry_reject(
+        project=caller.project,
+        entry_id=entry_id,
+        by=caller.name,
+        reason=payload.reason if payload else "",
+        via="api",
+    )
+    return {
+        "id": entry.pk,
+        "status": entry.status,
+        "reason": entry.reason,
+        "reviewed_by": entry.reviewed_by,
+        "reviewed_at": entry.reviewed_at,
+    }

@@ -1,0 +1,137 @@
+"""Memory routes (SPEC §2-3).
+
+Visibility: an agent token reads its own memories and those tagged `cross-team`; a coordinator reads
+all. `GET /agents/{name}/memory` with an agent token for another agent therefore lists only that
+agent's cross-team memories (not a 403: the same rule as the project-wide search). Reading one
+private memory of another agent, and every write for another agent, is refused with 403.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.http import HttpRequest, HttpResponse
+from ninja import Status
+
+from ledger import selectors, services
+from ledger.api.base import DEFAULT_PAGE_SIZE, ApiRefusal, Caller, api, checked_filter, page, project_caller
+from ledger.api.routes_inbox import ERRORS
+from ledger.api.shapes import MemoryIn, MemoryOut, MemoryPatchIn, memory_out
+from ledger.models import AgentMemory, Importance, MemoryStatus, MemoryType, Source
+
+AGENT_MEMORY = "/projects/{project}/agents/{name}/memory"
+
+
+@api.get("/projects/{project}/memory", response={200: list[MemoryOut], **ERRORS}, tags=["memory"])
+def search_memory(
+    request: HttpRequest,
+    project: str,
+    response: HttpResponse,
+    type: str | None = None,
+    tags: str | None = None,
+    agent: str | None = None,
+    q: str | None = None,
+    importance: str | None = None,
+    status: str | None = None,
+    limit: int = DEFAULT_PAGE_SIZE,
+    offset: int = 0,
+) -> list[dict[str, Any]]:
+    """Project-wide search, newest first: `tags` matches whole tags (any of them), `q` the text."""
+    caller = project_caller(request, project)
+    qs = selectors.memories_search(
+        caller.project,
+        viewer=caller.agent,
+        type=checked_filter("type", type, MemoryType.values),
+        tags=tags,
+        agent=agent,
+        q=q,
+        importance=checked_filter("importance", importance, Importance.values),
+        status=checked_filter("status", status, MemoryStatus.values, all_ok=True) or MemoryStatus.ACTIVE,
+    )
+    return [memory_out(m) for m in page(qs, response, limit, offset)]
+
+
+@api.get(AGENT_MEMORY, response={200: list[MemoryOut], **ERRORS}, tags=["memory"])
+def list_agent_memory(
+    request: HttpRequest,
+    project: str,
+    name: str,
+    response: HttpResponse,
+    type: str | None = None,
+    importance: str | None = None,
+    status: str | None = None,
+    limit: int = DEFAULT_PAGE_SIZE,
+    offset: int = 0,
+) -> list[dict[str, Any]]:
+    caller = project_caller(request, project)
+    qs = selectors.memories_search(
+        caller.project,
+        viewer=caller.agent,
+        agent=name,
+        type=checked_filter("type", type, MemoryType.values),
+        importance=checked_filter("importance", importance, Importance.values),
+        status=checked_filter("status", status, MemoryStatus.values, all_ok=True) or MemoryStatus.ACTIVE,
+    )
+    return [memory_out(m) for m in page(qs, response, limit, offset)]
+
+
+@api.post(AGENT_MEMORY, response={201: MemoryOut, **ERRORS}, tags=["memory"])
+def record_memory(request: HttpRequest, project: str, name: str, payload: MemoryIn) -> Status:
+    """An agent records memory for itself; a coordinator for any agent (the memory says who injected it)."""
+    caller = project_caller(request, project)
+    caller.require_agent(name)
+    memory = services.memory_record(
+        project=caller.project,
+        agent_name=name if caller.is_coordinator else caller.agent.name,  # type: ignore[union-attr]
+        type=payload.type,
+        importance=payload.importance,
+        content=payload.content,
+        tags=payload.tags,
+        session_id=payload.session_id,
+        source=Source.COORDINATOR if caller.is_coordinator else Source.AGENT,
+        injected_by=caller.name if caller.is_coordinator else "",
+    )
+    return Status(201, memory_out(memory))
+
+
+def _memory(caller: Caller, name: str, memory_id: int) -> AgentMemory:
+    agent = selectors.agent_find(caller.project, name)
+    memory = (
+        AgentMemory.objects.select_related("agent")
+        .filter(project=caller.project, agent=agent, pk=memory_id)
+        .first()
+        if agent is not None
+        else None
+    )
+    if memory is None:
+        raise ApiRefusal(404, f"no memory {memory_id} of agent {name!r} in this project")
+    if caller.agent is not None and memory.agent_id != caller.agent.pk and not memory.cross_team:
+        raise ApiRefusal(403, "this memory is private to its agent")
+    return memory
+
+
+@api.get(AGENT_MEMORY + "/{memory_id}", response={200: MemoryOut, **ERRORS}, tags=["memory"])
+def get_memory(request: HttpRequest, project: str, name: str, memory_id: int) -> dict[str, Any]:
+    caller = project_caller(request, project)
+    return memory_out(_memory(caller, name, memory_id))
+
+
+@api.patch(AGENT_MEMORY + "/{memory_id}", response={200: MemoryOut, **ERRORS}, tags=["memory"])
+def patch_memory(
+    request: HttpRequest, project: str, name: str, memory_id: int, payload: MemoryPatchIn
+) -> dict[str, Any]:
+    """Edit content, importance, tags or status (`archived` replaces deleting)."""
+    caller = project_caller(request, project)
+    memory = _memory(caller, name, memory_id)
+    caller.require_agent(memory.agent.name)
+    memory = services.memory_edit(
+        project=caller.project,
+        memory_id=memory.pk,
+        by=caller.name,
+        via="api",
+        content=payload.content,
+        importance=payload.importance,
+        tags=payload.tags,
+        status=payload.status,
+    )
+    return memory_out(memory)

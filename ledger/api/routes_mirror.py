@@ -1,0 +1,81 @@
+"""The Scribe and the mirror over HTTP (SPEC §2, §5).
+
+A failed export answers 503 with the report (`ok: false` and the error), never a 500; an export that
+wrote most files but had errors for some paths answers 200 with `ok: false` and those errors.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from django.http import HttpRequest
+from ninja import Status
+from pydantic import StrictBool, StrictStr
+
+from ledger import mirror
+from ledger.api.base import ApiRefusal, api, project_caller
+from ledger.api.routes_inbox import ERRORS
+from ledger.api.shapes import In
+from ledger.models import MirrorKind
+from ledger.scribe import scribe_run
+
+
+class ScribeIn(In):
+    agent_name: StrictStr | None = None
+    run_id: StrictStr
+    started_at: StrictStr
+    outcome: StrictStr = "completed"
+    approved: StrictBool = False
+
+
+@api.post("/projects/{project}/scribe", response={200: dict[str, Any], **ERRORS}, tags=["scribe"])
+def run_scribe(request: HttpRequest, project: str, payload: ScribeIn) -> dict[str, Any]:
+    """After a run: merge its learnings, list its decisions for review, note it in the session."""
+    caller = project_caller(request, project)
+    agent_name = payload.agent_name or (caller.agent.name if caller.agent else "")
+    if not agent_name:
+        raise ApiRefusal(400, "agent_name: a coordinator token must say which agent's run this was")
+    caller.require_agent(agent_name)
+    try:
+        started_at = datetime.fromisoformat(payload.started_at.replace("Z", "+00:00"))
+    except ValueError:
+        raise ApiRefusal(400, "started_at: not an ISO 8601 time such as 2026-11-22T08:00:00Z") from None
+    result = scribe_run(
+        project=caller.project,
+        agent_name=agent_name,
+        run_id=payload.run_id,
+        started_at=started_at,
+        outcome=payload.outcome,
+        approved=payload.approved,
+        by=caller.name,
+        via="api",
+    )
+    return result.as_dict()
+
+
+def _mirror(request: HttpRequest, project: str, kind: str) -> Status:
+    caller = project_caller(request, project)
+    caller.require_coordinator()
+    result = mirror.run_and_record(caller.project, kind, trigger="api", actor=caller.name)
+    return Status(200 if result.report is not None else 503, result.as_dict())
+
+
+@api.post(
+    "/projects/{project}/memory/export",
+    response={200: dict[str, Any], 503: dict[str, Any], **ERRORS},
+    tags=["mirror"],
+)
+def export_mirror(request: HttpRequest, project: str) -> Status:
+    """Write the ledger into the project's workspace now; report what changed."""
+    return _mirror(request, project, MirrorKind.EXPORT)
+
+
+@api.post(
+    "/projects/{project}/memory/import",
+    response={200: dict[str, Any], 503: dict[str, Any], **ERRORS},
+    tags=["mirror"],
+)
+def import_mirror(request: HttpRequest, project: str) -> Status:
+    """Import hand-written inbox files now; report what was created, skipped and in conflict."""
+    return _mirror(request, project, MirrorKind.IMPORT)

@@ -1,0 +1,14 @@
+"""Import, then export: the cron job that keeps a workspace and the ledger in step (SPEC §5-6)."""
+
+from __future__ import annotations
+
+from ledger.management.mirrorcommand import MirrorCommand
+from ledger.mirror import MirrorResult, sync_project
+from ledger.models import Project
+
+
+class Command(MirrorCommand):
+    help = "Import hand-written proposals, then export the ledger (the cron job)."
+
+    def run(self, project: Project, *, dry_run: bool) -> list[MirrorResult]:
+        return sync_project(project, trigger="command", dry_run=dry_run, progress=self.progress)

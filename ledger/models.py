@@ -1,0 +1,489 @@
+"""The ledger's state and the constraints the database enforces (SPEC §1-2).
+
+Rules that involve more than one row live in `ledger.services`; here are the fields, the
+value sets (each backed by a named check constraint) and the uniqueness the database decides.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from django.db.models import F, Q
+
+from ledger.values import AGENT_NAME_MAX_LENGTH
+
+
+class EntryType(models.TextChoices):
+    ARCHITECTURAL = "architectural"
+    SCOPE = "scope"
+    PROCESS = "process"
+    TECHNICAL = "technical"
+    PATTERN = "pattern"
+    LEARNING = "learning"
+    UPDATE = "update"
+
+
+class EntryStatus(models.TextChoices):
+    PENDING = "pending"
+    MERGED = "merged"
+    REJECTED = "rejected"
+
+
+class DecisionType(models.TextChoices):
+    ARCHITECTURAL = "architectural"
+    SCOPE = "scope"
+    PROCESS = "process"
+    TECHNICAL = "technical"
+
+
+class DecisionStatus(models.TextChoices):
+    ACTIVE = "active"
+    SUPERSEDED = "superseded"
+    ARCHIVED = "archived"
+
+
+class MemoryType(models.TextChoices):
+    CORE_CONTEXT = "core_context"
+    LEARNING = "learning"
+    PATTERN = "pattern"
+    UPDATE = "update"
+
+
+class Importance(models.TextChoices):
+    HIGH = "high"
+    MEDIUM = "medium"
+    LOW = "low"
+
+
+class MemoryStatus(models.TextChoices):
+    ACTIVE = "active"
+    ARCHIVED = "archived"
+
+
+class Source(models.TextChoices):
+    AGENT = "agent"
+    COORDINATOR = "coordinator"
+    INBOX = "inbox"
+    IMPORT = "import"
+    ADMIN = "admin"
+
+
+class TokenRole(models.TextChoices):
+    AGENT = "agent"
+    COORDINATOR = "coordinator"
+
+
+class MirrorKind(models.TextChoices):
+    IMPORT = "import"
+    EXPORT = "export"
+
+
+class MemberRole(models.TextChoices):
+    COORDINATOR = "coordinator"
+    VIEWER = "viewer"
+
+
+# Entry types that become decisions when merged; the rest become memories.
+DECISION_ENTRY_TYPES = frozenset(DecisionType.values)
+BOUNDARY_TYPES = (DecisionType.ARCHITECTURAL, DecisionType.SCOPE)
+
+
+def _in(field: str, choices: type[models.TextChoices]) -> Q:
+    return Q(**{f"{field}__in": choices.values})
+
+
+class Project(models.Model):
+    slug = models.SlugField(max_length=100, unique=True)
+    name = models.CharField(max_length=200)
+    workspace = models.CharField(
+        max_length=1024,
+        blank=True,
+        help_text="Directory the ledger is mirrored into (.squad/, .agentweaver/).",
+    )
+    coordinator_agent = models.CharField(max_length=AGENT_NAME_MAX_LENGTH, default="coordinator")
+    # The last background export's failure, shown on the dashboard until an export succeeds.
+    export_error = models.TextField(blank=True)
+    export_error_at = models.DateTimeField(null=True, blank=True)
+    exported_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["slug"]
+
+    def __str__(self) -> str:
+        return self.slug
+
+
+class Agent(models.Model):
+    """One agent of a project. Identity is the case-folded name; `name` is the first spelling seen."""
+
+    project = models.ForeignKey(Project, on_delete=models.PROTECT, related_name="agents")
+    key = models.CharField(max_length=AGENT_NAME_MAX_LENGTH * 3)
+    name = models.CharField(max_length=AGENT_NAME_MAX_LENGTH)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["project_id", "key", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["project", "key"], name="ledger_agent_unique_key"),
+            models.CheckConstraint(condition=~Q(key=""), name="ledger_agent_key_not_empty"),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class InboxEntry(models.Model):
+    project = models.ForeignKey(Project, on_delete=models.PROTECT, related_name="entries")
+    agent = models.ForeignKey(Agent, on_delete=models.PROTECT, related_name="entries")
+    slug = models.CharField(max_length=200)
+    type = models.CharField(max_length=20, choices=EntryType.choices)
+    title = models.CharField(max_length=300, blank=True)
+    content = models.TextField()
+    rationale = models.TextField(blank=True)
+    tags = models.JSONField(default=list, blank=True)
+    importance = models.CharField(max_length=10, choices=Importance.choices, default=Importance.MEDIUM)
+    run_id = models.CharField(max_length=200, blank=True)
+    status = models.CharField(max_length=10, choices=EntryStatus.choices, default=EntryStatus.PENDING)
+    source = models.CharField(max_length=20, choices=Source.choices, default=Source.AGENT)
+    decision = models.OneToOneField(
+        "Decision", null=True, blank=True, on_delete=models.PROTECT, related_name="source_entry"
+    )
+    memory = models.OneToOneField(
+        "AgentMemory", null=True, blank=True, on_delete=models.PROTECT, related_name="source_entry"
+    )
+    merged_at = models.DateTimeField(null=True, blank=True)
+    reviewed_by = models.CharField(max_length=150, blank=True)
+    reviewed_at = models.DateTimeField(null=True, blank=True)
+    reason = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        verbose_name_plural = "inbox entries"
+        constraints = [
+            models.UniqueConstraint(fields=["project", "slug"], name="ledger_inboxentry_unique_slug"),
+            models.CheckConstraint(condition=_in("type", EntryType), name="ledger_inboxentry_type_valid"),
+            models.CheckConstraint(
+                condition=_in("status", EntryStatus), name="ledger_inboxentry_status_valid"
+            ),
+            models.CheckConstraint(
+                condition=_in("importance", Importance), name="ledger_inboxentry_importance_valid"
+            ),
+            models.CheckConstraint(condition=_in("source", Source), name="ledger_inboxentry_source_valid"),
+            models.CheckConstraint(condition=~Q(slug=""), name="ledger_inboxentry_slug_not_empty"),
+            # A merged entry links to exactly what it created; other entries link to nothing.
+            models.CheckConstraint(
+                condition=(
+                    Q(status=EntryStatus.MERGED, merged_at__isnull=False)
+                    & (
+                        Q(decision__isnull=False, memory__isnull=True)
+                        | Q(decision__isnull=True, memory__isnull=False)
+                    )
+                )
+                | (~Q(status=EntryStatus.MERGED) & Q(decision__isnull=True, memory__isnull=True)),
+                name="ledger_inboxentry_merge_link",
+            ),
+        ]
+        indexes = [
+            # Inbox lists: GET /decisions/inbox?status=… and the review queue, newest/oldest first.
+            models.Index(fields=["project", "status", "created_at"], name="ledger_entry_status_created"),
+            # Scribe: a run's pending entries of one agent.
+            models.Index(fields=["project", "agent", "status", "run_id"], name="ledger_entry_agent_run"),
+        ]
+
+    def __str__(self) -> str:
+        return self.slug
+
+
+class Decision(models.Model):
+    project = models.ForeignKey(Project, on_delete=models.PROTECT, related_name="decisions")
+    agent = models.ForeignKey(Agent, on_delete=models.PROTECT, related_name="decisions")
+    type = models.CharField(max_length=20, choices=DecisionType.choices)
+    status = models.CharField(max_length=12, choices=DecisionStatus.choices, default=DecisionStatus.ACTIVE)
+    title = models.CharField(max_length=300)
+    content = models.TextField()
+    rationale = models.TextField(blank=True)
+    tags = models.JSONField(default=list, blank=True)
+    superseded_by = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.PROTECT, related_name="supersedes"
+    )
+    # Tokens of this decision's block in the compiled context, counted when the row is written.
+    tokens = models.PositiveIntegerField(default=0)
+    status_changed_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        constraints = [
+            models.CheckConstraint(condition=_in("type", DecisionType), name="ledger_decision_type_valid"),
+            models.CheckConstraint(
+                condition=_in("status", DecisionStatus), name="ledger_decision_status_valid"
+            ),
+            models.CheckConstraint(
+                condition=~Q(superseded_by=F("pk")), name="ledger_decision_not_superseded_by_self"
+            ),
+            # Superseded exactly when it names its replacement.
+            models.CheckConstraint(
+                condition=Q(status=DecisionStatus.SUPERSEDED, superseded_by__isnull=False)
+                | (~Q(status=DecisionStatus.SUPERSEDED) & Q(superseded_by__isnull=True)),
+                name="ledger_decision_superseded_link",
+            ),
+        ]
+        indexes = [
+            # Context compiler boundaries: active decisions of a project by type, oldest first.
+            models.Index(
+                fields=["project", "status", "type", "created_at"], name="ledger_decision_boundaries"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.title
+
+
+class DecisionRevision(models.Model):
+    """The text of a decision before an edit. Written once, never changed."""
+
+    decision = models.ForeignKey(Decision, on_delete=models.PROTECT, related_name="revisions")
+    title = models.CharField(max_length=300)
+    content = models.TextField()
+    rationale = models.TextField(blank=True)
+    changed_by = models.CharField(max_length=150)
+    changed_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["decision_id", "changed_at", "id"]
+
+    def __str__(self) -> str:
+        return f"{self.decision_id} @ {self.changed_at:%Y-%m-%d %H:%M}"
+
+
+class AgentMemory(models.Model):
+    project = models.ForeignKey(Project, on_delete=models.PROTECT, related_name="memories")
+    agent = models.ForeignKey(Agent, on_delete=models.PROTECT, related_name="memories")
+    type = models.CharField(max_length=20, choices=MemoryType.choices)
+    importance = models.CharField(max_length=10, choices=Importance.choices, default=Importance.MEDIUM)
+    # 0 = high, 1 = medium, 2 = low: lets the database order by importance with an index.
+    importance_rank = models.PositiveSmallIntegerField(default=1)
+    content = models.TextField()
+    tags = models.JSONField(default=list, blank=True)
+    # ',a,b,' — whole-tag matching as a substring test that works on SQLite and PostgreSQL alike.
+    tag_index = models.TextField(blank=True, editable=False)
+    cross_team = models.BooleanField(default=False, editable=False)
+    session_id = models.CharField(max_length=100, blank=True)
+    source = models.CharField(max_length=20, choices=Source.choices, default=Source.AGENT)
+    injected_by = models.CharField(max_length=150, blank=True)
+    content_sha256 = models.CharField(max_length=64, editable=False)
+    tokens = models.PositiveIntegerField(default=0, editable=False)
+    status = models.CharField(max_length=10, choices=MemoryStatus.choices, default=MemoryStatus.ACTIVE)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        verbose_name_plural = "agent memories"
+        constraints = [
+            models.CheckConstraint(condition=_in("type", MemoryType), name="ledger_agentmemory_type_valid"),
+            models.CheckConstraint(
+                condition=_in("importance", Importance), name="ledger_agentmemory_importance_valid"
+            ),
+            models.CheckConstraint(
+                condition=Q(importance=Importance.HIGH, importance_rank=0)
+                | Q(importance=Importance.MEDIUM, importance_rank=1)
+                | Q(importance=Importance.LOW, importance_rank=2),
+                name="ledger_agentmemory_importance_rank",
+            ),
+            models.CheckConstraint(
+                condition=_in("status", MemoryStatus), name="ledger_agentmemory_status_valid"
+            ),
+            models.CheckConstraint(condition=_in("source", Source), name="ledger_agentmemory_source_valid"),
+        ]
+        indexes = [
+            # Compiler memory layer, own candidates: one agent's active memories in compile order
+            # (importance, newest first), so the read stops as soon as enough are taken.
+            models.Index(
+                fields=["agent", "importance_rank", "-created_at", "-id"],
+                condition=Q(status=MemoryStatus.ACTIVE),
+                name="ledger_memory_agent_compile",
+            ),
+            # Compiler memory layer, cross-team candidates: a project's active cross-team memories in
+            # compile order.
+            models.Index(
+                fields=["project", "importance_rank", "-created_at", "-id"],
+                condition=Q(status=MemoryStatus.ACTIVE, cross_team=True),
+                name="ledger_memory_crossteam",
+            ),
+            # Memory search and lists: a project's memories, newest first (status is filtered on the
+            # way; leading with it would tempt SQLite's planner away from the compile indexes above).
+            models.Index(fields=["project", "-created_at", "-id"], name="ledger_memory_project_list"),
+        ]
+
+    def __str__(self) -> str:
+        return f"[{self.type}] {self.content[:60]}"
+
+
+class Session(models.Model):
+    project = models.ForeignKey(Project, on_delete=models.PROTECT, related_name="sessions")
+    session_id = models.CharField(max_length=100)
+    focus_area = models.TextField(blank=True)
+    active_issues = models.JSONField(default=list, blank=True)
+    summary = models.TextField(blank=True)
+    serialized_state = models.JSONField(null=True, blank=True)
+    # Tokens of this session's block in the compiled context, counted when the row is written.
+    tokens = models.PositiveIntegerField(default=0)
+    started_at = models.DateTimeField(auto_now_add=True)
+    ended_at = models.DateTimeField(null=True, blank=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-started_at", "-id"]
+        constraints = [
+            models.UniqueConstraint(fields=["project", "session_id"], name="ledger_session_unique_id"),
+            models.UniqueConstraint(
+                fields=["project"], condition=Q(ended_at__isnull=True), name="ledger_session_one_open"
+            ),
+            models.CheckConstraint(condition=~Q(session_id=""), name="ledger_session_id_not_empty"),
+        ]
+
+    def __str__(self) -> str:
+        return self.session_id
+
+    @property
+    def is_open(self) -> bool:
+        return self.ended_at is None
+
+
+class ApiToken(models.Model):
+    """A bearer token. Only the SHA-256 of the secret is stored."""
+
+    project = models.ForeignKey(Project, on_delete=models.PROTECT, related_name="tokens")
+    role = models.CharField(max_length=12, choices=TokenRole.choices)
+    agent = models.ForeignKey(Agent, null=True, blank=True, on_delete=models.PROTECT, related_name="tokens")
+    token_hash = models.CharField(max_length=64, unique=True, editable=False)
+    prefix = models.CharField(
+        max_length=12, editable=False, help_text="First characters, to tell tokens apart."
+    )
+    label = models.CharField(max_length=200, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["project_id", "-created_at", "-id"]
+        constraints = [
+            models.CheckConstraint(condition=_in("role", TokenRole), name="ledger_apitoken_role_valid"),
+            # An agent token acts as exactly one agent; a coordinator token as the whole project.
+            models.CheckConstraint(
+                condition=Q(role=TokenRole.AGENT, agent__isnull=False)
+                | Q(role=TokenRole.COORDINATOR, agent__isnull=True),
+                name="ledger_apitoken_agent_matches_role",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.prefix}… ({self.role})"
+
+
+class Compilation(models.Model):
+    """What one agent was told for one run: the audit record of a compiled context block."""
+
+    project = models.ForeignKey(Project, on_delete=models.PROTECT, related_name="compilations")
+    agent = models.ForeignKey(Agent, on_delete=models.PROTECT, related_name="compilations")
+    run_id = models.CharField(max_length=200)
+    child = models.BooleanField(default=False)
+    text = models.TextField(blank=True)
+    sha256 = models.CharField(max_length=64, blank=True)
+    tokens = models.PositiveIntegerField(default=0)
+    layers = models.JSONField(default=dict, blank=True)
+    decisions = models.ManyToManyField(Decision, blank=True, related_name="compilations")
+    memories = models.ManyToManyField(AgentMemory, blank=True, related_name="compilations")
+    session = models.ForeignKey(
+        Session, null=True, blank=True, on_delete=models.PROTECT, related_name="compilations"
+    )
+    skipped_ids = models.JSONField(default=list, blank=True)
+    max_items = models.PositiveIntegerField()
+    max_tokens = models.PositiveIntegerField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [
+            # "What was agent X told in run R".
+            models.Index(fields=["project", "agent", "run_id"], name="ledger_compilation_run"),
+            # Dashboard: a project's compilations, newest first.
+            models.Index(fields=["project", "created_at"], name="ledger_compilation_recent"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.run_id} → {self.agent_id}"
+
+
+class Membership(models.Model):
+    """A dashboard user's role in one project."""
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships")
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="memberships")
+    role = models.CharField(max_length=12, choices=MemberRole.choices)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["project_id", "user_id"]
+        constraints = [
+            models.UniqueConstraint(fields=["user", "project"], name="ledger_membership_unique"),
+            models.CheckConstraint(condition=_in("role", MemberRole), name="ledger_membership_role_valid"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.user} in {self.project} ({self.role})"
+
+
+class AuditEvent(models.Model):
+    """One reviewer action: who did what to which object, from which state to which."""
+
+    project = models.ForeignKey(Project, on_delete=models.PROTECT, related_name="audit_events")
+    actor = models.CharField(max_length=150)
+    via = models.CharField(max_length=20, help_text="api, dashboard, command, scribe, admin")
+    action = models.CharField(max_length=40)
+    object_type = models.CharField(max_length=20)
+    object_id = models.BigIntegerField()
+    from_state = models.CharField(max_length=20, blank=True)
+    to_state = models.CharField(max_length=20, blank=True)
+    detail = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [
+            # The trail shown on one object's page.
+            models.Index(fields=["object_type", "object_id", "created_at"], name="ledger_audit_object"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.actor} {self.action} {self.object_type}#{self.object_id}"
+
+
+class MirrorRun(models.Model):
+    """The result of one import or export of a project's workspace, with its warnings."""
+
+    project = models.ForeignKey(Project, on_delete=models.PROTECT, related_name="mirror_runs")
+    kind = models.CharField(max_length=10, choices=MirrorKind.choices)
+    trigger = models.CharField(max_length=20, help_text="command, dashboard, api, background")
+    ok = models.BooleanField(default=True)
+    counts = models.JSONField(default=dict, blank=True)
+    warnings = models.JSONField(default=list, blank=True)
+    error = models.TextField(blank=True)
+    actor = models.CharField(max_length=150, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        constraints = [
+            models.CheckConstraint(condition=_in("kind", MirrorKind), name="ledger_mirrorrun_kind_valid"),
+        ]
+        indexes = [models.Index(fields=["project", "kind", "created_at"], name="ledger_mirrorrun_recent")]
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.project_id} {'ok' if self.ok else 'failed'}"

@@ -1,0 +1,98 @@
+"""The post-run Scribe (SPEC §2): after a run, merge its low-risk learnings and leave decisions for review.
+
+In one transaction it merges the agent's pending `learning` / `pattern` / `update` entries created by
+the run (`run_id` equal to the run, or, for entries without a run id, created at or after the run's
+start), leaves the run's pending decision-type entries pending and returns them as `needs_review`,
+and appends `Run {run_id} by {agent} {outcome}.` to the open session's summary. The coordinator
+backstop: when the run's agent is the project's coordinator agent and the run was approved, its own
+pending `architectural` and `scope` entries are merged too. Running it again merges nothing new (the
+summary line is not appended twice either). The mirror is exported afterwards, best effort.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from django.db import transaction
+from django.db.models import Q
+
+from ledger import services
+from ledger.models import BOUNDARY_TYPES, EntryStatus, EntryType, InboxEntry, Project, Session
+from ledger.values import InvalidValue, agent_key
+
+MEMORY_TYPES = (EntryType.LEARNING, EntryType.PATTERN, EntryType.UPDATE)
+OUTCOME_MAX_LENGTH = 40
+
+
+@dataclass
+class ScribeResult:
+    merged: list[InboxEntry] = field(default_factory=list)
+    needs_review: list[InboxEntry] = field(default_factory=list)
+    summary_line: str = ""
+    summary_appended: bool = False
+
+    def as_dict(self) -> dict[str, Any]:
+        def brief(entry: InboxEntry) -> dict[str, Any]:
+            return {
+                "id": entry.pk,
+                "slug": entry.slug,
+                "type": entry.type,
+                "title": entry.title,
+                "status": entry.status,
+                "decision_id": entry.decision_id,
+                "memory_id": entry.memory_id,
+            }
+
+        return {
+            "merged": [brief(e) for e in self.merged],
+            "needs_review": [brief(e) for e in self.needs_review],
+            "summary_line": self.summary_line,
+            "summary_appended": self.summary_appended,
+        }
+
+
+def scribe_run(
+    *,
+    project: Project,
+    agent_name: str,
+    run_id: str,
+    started_at: datetime,
+    outcome: str = "completed",
+    approved: bool = False,
+    by: str = "scribe",
+    via: str = "scribe",
+) -> ScribeResult:
+    try:
+        key = agent_key(agent_name)
+    except InvalidValue as exc:
+        raise services.Invalid(f"agent_name: {exc}") from exc
+    run_id = run_id.strip()
+    if not run_id or len(run_id) > services.RUN_ID_MAX_LENGTH:
+        raise services.Invalid(f"run_id: must be 1-{services.RUN_ID_MAX_LENGTH} characters")
+    if started_at.tzinfo is None:
+        raise services.Invalid("started_at: give a time zone (for example 2026-11-22T08:00:00Z)")
+    outcome = " ".join(outcome.split()) or "completed"
+    if len(outcome) > OUTCOME_MAX_LENGTH:
+        raise services.Invalid(f"outcome: at most {OUTCOME_MAX_LENGTH} characters")
+
+    of_this_run = Q(run_id=run_id) | Q(run_id="", created_at__gte=started_at)
+    result = ScribeResult(summary_line=f"Run {run_id} by {agent_name.strip()} {outcome}.")
+    with transaction.atomic():
+        pending = list(
+            InboxEntry.objects.filter(project=project, agent__key=key, status=EntryStatus.PENDING)
+            .filter(of_this_run)
+            .order_by("created_at", "id")
+        )
+        backstop = approved and key == agent_key(project.coordinator_agent)
+        for entry in pending:
+            if entry.type in MEMORY_TYPES or (backstop and entry.type in BOUNDARY_TYPES):
+                result.merged.append(services.entry_merge(project=project, entry_id=entry.pk, by=by, via=via))
+            else:
+                result.needs_review.append(entry)
+        session = Session.objects.select_for_update().filter(project=project, ended_at__isnull=True).first()
+        if session is not None and result.summary_line not in session.summary.splitlines():
+            services.session_update_current(project=project, summary_append=result.summary_line)
+            result.summary_appended = True
+    return result

@@ -1,0 +1,151 @@
+"""Reusable reads of the ledger. Writes live in `ledger.services`."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from django.db.models import Q, QuerySet
+
+from ledger.models import (
+    Agent,
+    AgentMemory,
+    ApiToken,
+    Decision,
+    DecisionStatus,
+    EntryStatus,
+    InboxEntry,
+    Project,
+    Session,
+)
+from ledger.values import InvalidValue, agent_key, normalize_tags, tag_needle
+
+
+def agent_find(project: Project, name: str) -> Agent | None:
+    """The project's agent with this name in any case, or None (an unknown or invalid name)."""
+    try:
+        key = agent_key(name)
+    except InvalidValue:
+        return None
+    return Agent.objects.filter(project=project, key=key).first()
+
+
+def agent_filter_key(name: str) -> str:
+    """The key to filter rows by agent name; an invalid name matches nothing."""
+    try:
+        return agent_key(name)
+    except InvalidValue:
+        return "\x00"
+
+
+def token_for_secret(secret: str) -> ApiToken | None:
+    from ledger.services import hash_token
+
+    return (
+        ApiToken.objects.select_related("project", "agent")
+        .filter(token_hash=hash_token(secret), revoked_at__isnull=True)
+        .first()
+    )
+
+
+def inbox_entries(
+    project: Project,
+    *,
+    status: str | None = EntryStatus.PENDING,
+    type: str | None = None,
+    agent: str | None = None,
+    run_id: str | None = None,
+) -> QuerySet[InboxEntry]:
+    """A project's entries, newest first. `status=None` (or 'all') means every status."""
+    qs = InboxEntry.objects.filter(project=project).select_related("agent")
+    if status and status != "all":
+        qs = qs.filter(status=status)
+    if type:
+        qs = qs.filter(type=type)
+    if agent:
+        qs = qs.filter(agent__key=agent_filter_key(agent))
+    if run_id:
+        qs = qs.filter(run_id=run_id)
+    return qs.order_by("-created_at", "-id")
+
+
+def decisions(
+    project: Project,
+    *,
+    status: str | None = DecisionStatus.ACTIVE,
+    type: str | None = None,
+    agent: str | None = None,
+) -> QuerySet[Decision]:
+    qs = Decision.objects.filter(project=project).select_related("agent")
+    if status and status != "all":
+        qs = qs.filter(status=status)
+    if type:
+        qs = qs.filter(type=type)
+    if agent:
+        qs = qs.filter(agent__key=agent_filter_key(agent))
+    return qs.order_by("-created_at", "-id")
+
+
+def memories_visible_to(project: Project, viewer: Agent | None) -> QuerySet[AgentMemory]:
+    """Visibility (SPEC §2): an agent reads its own and `cross-team` memories; a coordinator (None) all."""
+    qs = AgentMemory.objects.filter(project=project).select_related("agent")
+    if viewer is not None:
+        qs = qs.filter(Q(agent=viewer) | Q(cross_team=True))
+    return qs
+
+
+def memories_search(
+    project: Project,
+    *,
+    viewer: Agent | None,
+    type: str | None = None,
+    tags: str | Iterable[str] | None = None,
+    agent: str | None = None,
+    q: str | None = None,
+    importance: str | None = None,
+    status: str | None = "active",
+) -> QuerySet[AgentMemory]:
+    """Project-wide memory search: whole-tag OR match, text search, visibility rules applied."""
+    qs = memories_visible_to(project, viewer)
+    if status and status != "all":
+        qs = qs.filter(status=status)
+    if type:
+        qs = qs.filter(type=type)
+    if importance:
+        qs = qs.filter(importance=importance)
+    if agent:
+        qs = qs.filter(agent__key=agent_filter_key(agent))
+    wanted = normalize_tags(tags)
+    if wanted:
+        match = Q()
+        for tag in wanted:
+            match |= Q(tag_index__contains=tag_needle(tag))
+        qs = qs.filter(match)
+    if q:
+        qs = qs.filter(content__icontains=q)
+    return qs.order_by("-created_at", "-id")
+
+
+def decision_chain(decision: Decision) -> tuple[list[Decision], list[Decision]]:
+    """What this decision replaced (oldest first) and what replaced it (in order): the chain both ways."""
+    replaced: list[Decision] = []
+    frontier = [decision.pk]
+    seen = {decision.pk}
+    while frontier:
+        rows = list(Decision.objects.filter(superseded_by_id__in=frontier).select_related("agent"))
+        rows = [row for row in rows if row.pk not in seen]
+        seen.update(row.pk for row in rows)
+        replaced.extend(rows)
+        frontier = [row.pk for row in rows]
+    replaced.sort(key=lambda d: (d.created_at, d.pk))
+    successors: list[Decision] = []
+    cursor = decision
+    while cursor.superseded_by_id is not None and cursor.superseded_by_id not in seen:
+        nxt = Decision.objects.select_related("agent").get(pk=cursor.superseded_by_id)
+        seen.add(nxt.pk)
+        successors.append(nxt)
+        cursor = nxt
+    return replaced, successors
+
+
+def open_session(project: Project) -> Session | None:
+    return Session.objects.filter(project=project, ended_at__isnull=True).first()

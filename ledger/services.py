@@ -1,0 +1,967 @@
+"""Every write to the ledger, and the rules it must keep (SPEC §1-2).
+
+Views, the API, commands and the importer parse their input and call one of these functions.
+Each is atomic, takes keyword-only arguments and raises a `LedgerError` whose message is safe to
+show to whoever sent the request. Races are decided by the database: unique constraints caught
+around a savepoint, and compare-and-set updates whose row count is checked.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import secrets
+import uuid
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from ledger import context
+from ledger.models import (
+    DECISION_ENTRY_TYPES,
+    Agent,
+    AgentMemory,
+    ApiToken,
+    AuditEvent,
+    Decision,
+    DecisionRevision,
+    DecisionStatus,
+    DecisionType,
+    EntryStatus,
+    EntryType,
+    Importance,
+    InboxEntry,
+    MemoryStatus,
+    MemoryType,
+    Project,
+    Session,
+    Source,
+    TokenRole,
+)
+from ledger.tokens import count_tokens
+from ledger.values import (
+    InvalidValue,
+    agent_key,
+    agent_segment,
+    clean_agent_name,
+    normalize_tags,
+    require_slug,
+    tag_index,
+)
+
+logger = logging.getLogger("canon.services")
+
+TITLE_MAX_LENGTH = 300
+RUN_ID_MAX_LENGTH = 200
+SESSION_ID_MAX_LENGTH = 100
+# How many times a submission that lost a race for its slug re-runs the placement rules.
+SUBMIT_ATTEMPTS = 5
+# How far de-collision counts (`slug--agent--2` … `slug--agent--N`) before giving up.
+DECOLLISION_LIMIT = 1000
+IMPORTANCE_RANK = {Importance.HIGH: 0, Importance.MEDIUM: 1, Importance.LOW: 2}
+
+
+# ---------------------------------------------------------------------------------------------
+# Errors
+
+
+class LedgerError(Exception):
+    """A request the ledger refuses. `message` is safe to show; `status` is the HTTP status."""
+
+    status = 400
+
+    def __init__(self, message: str, *, details: list[dict[str, str]] | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.details = details or []
+
+
+class Invalid(LedgerError):
+    status = 400
+
+
+class NotFound(LedgerError):
+    status = 404
+
+
+class Conflict(LedgerError):
+    status = 409
+
+    def __init__(self, message: str, *, retryable: bool = False) -> None:
+        super().__init__(message)
+        self.retryable = retryable
+
+
+def _invalid(field_name: str, message: str) -> Invalid:
+    return Invalid(f"{field_name}: {message}", details=[{"field": field_name, "message": message}])
+
+
+def _choice(field_name: str, value: object, allowed: Sequence[str]) -> str:
+    if not isinstance(value, str) or value not in allowed:
+        return_values = ", ".join(allowed)
+        raise _invalid(field_name, f"{value!r} is not one of: {return_values}")
+    return value
+
+
+def _text(field_name: str, value: object, *, required: bool = False, max_length: int | None = None) -> str:
+    if value is None:
+        value = ""
+    if not isinstance(value, str):
+        raise _invalid(field_name, "must be a string")
+    if required and not value.strip():
+        raise _invalid(field_name, "must not be empty")
+    if max_length is not None and len(value) > max_length:
+        raise _invalid(field_name, f"must be at most {max_length} characters, got {len(value)}")
+    return value
+
+
+def _agent_name(value: object, field_name: str = "agent_name") -> str:
+    if not isinstance(value, str):
+        raise _invalid(field_name, "must be a string")
+    try:
+        return clean_agent_name(value)
+    except InvalidValue as exc:
+        raise _invalid(field_name, str(exc)) from exc
+
+
+def _tags(value: object) -> list[str]:
+    if value is not None and not isinstance(value, str | list | tuple):
+        raise _invalid("tags", "must be a comma-separated string or a list of strings")
+    try:
+        return normalize_tags(value)
+    except InvalidValue as exc:
+        raise _invalid("tags", str(exc)) from exc
+
+
+def _slug(value: object) -> str:
+    if not isinstance(value, str):
+        raise _invalid("slug", "must be a string")
+    try:
+        return require_slug(value)
+    except InvalidValue as exc:
+        raise _invalid("slug", str(exc)) from exc
+
+
+def content_sha256(content: str) -> str:
+    return hashlib.sha256(content.encode("utf-8")).hexdigest()
+
+
+# ---------------------------------------------------------------------------------------------
+# Side effects after commit
+
+
+def _audit(
+    *,
+    project: Project,
+    actor: str,
+    via: str,
+    action: str,
+    obj: InboxEntry | Decision | AgentMemory | Session,
+    from_state: str = "",
+    to_state: str = "",
+    detail: dict[str, Any] | None = None,
+) -> None:
+    AuditEvent.objects.create(
+        project=project,
+        actor=actor[:150],
+        via=via,
+        action=action,
+        object_type=type(obj).__name__.lower(),
+        object_id=obj.pk,
+        from_state=from_state,
+        to_state=to_state,
+        detail=detail or {},
+    )
+
+
+def _mirror_changed(project: Project) -> None:
+    """The files of this project's workspace are out of date: export once the write commits."""
+    if not settings.CANON_EXPORT_ON_WRITE or not project.workspace:
+        return
+    project_id = project.pk
+    transaction.on_commit(lambda: _export_soon(project_id), robust=True)
+
+
+def _export_soon(project_id: int) -> None:
+    from ledger import mirror
+
+    mirror.export_soon(project_id)
+
+
+# ---------------------------------------------------------------------------------------------
+# Projects, agents and tokens
+
+
+def project_create_or_update(
+    *, slug: str, name: str | None = None, workspace: str | None = None, coordinator: str | None = None
+) -> tuple[Project, bool]:
+    clean_slug = _slug(slug)
+    if clean_slug != slug:
+        raise _invalid("slug", f"use lower-case letters, digits and '-' only (for example {clean_slug!r})")
+    defaults: dict[str, Any] = {}
+    if name is not None:
+        defaults["name"] = _text("name", name, required=True, max_length=200)
+    if workspace is not None:
+        defaults["workspace"] = _text("workspace", workspace, max_length=1024)
+    if coordinator is not None:
+        defaults["coordinator_agent"] = _agent_name(coordinator, "coordinator")
+    with transaction.atomic():
+        project = Project.objects.select_for_update().filter(slug=clean_slug).first()
+        if project is None:
+            defaults.setdefault("name", clean_slug)
+            try:
+                with transaction.atomic():
+                    return Project.objects.create(slug=clean_slug, **defaults), True
+            except IntegrityError:
+                project = Project.objects.select_for_update().get(slug=clean_slug)
+        for key, value in defaults.items():
+            setattr(project, key, value)
+        project.save()
+        return project, False
+
+
+def agent_get_or_create(*, project: Project, name: str) -> Agent:
+    """The project's agent with this name in any case; created, spelled as given, when new."""
+    display = _agent_name(name)
+    key = agent_key(display)
+    agent = Agent.objects.filter(project=project, key=key).first()
+    if agent is not None:
+        return agent
+    try:
+        with transaction.atomic():
+            return Agent.objects.create(project=project, key=key, name=display)
+    except IntegrityError:
+        return Agent.objects.get(project=project, key=key)
+
+
+def token_issue(
+    *, project: Project, role: str, agent_name: str | None = None, label: str = ""
+) -> tuple[ApiToken, str]:
+    """A new bearer token. Returns the row and the secret; only the secret's hash is stored."""
+    role = _choice("role", role, TokenRole.values)
+    if role == TokenRole.AGENT and not agent_name:
+        raise _invalid("agent", "an agent token needs an agent name")
+    agent_name = agent_name or ""
+    secret = "canon_" + secrets.token_urlsafe(32)
+    with transaction.atomic():
+        agent = agent_get_or_create(project=project, name=agent_name) if role == TokenRole.AGENT else None
+        token = ApiToken.objects.create(
+            project=project,
+            role=role,
+            agent=agent,
+            token_hash=hash_token(secret),
+            prefix=secret[:12],
+            label=_text("label", label, max_length=200),
+        )
+    return token, secret
+
+
+def hash_token(secret: str) -> str:
+    return hashlib.sha256(secret.encode("utf-8")).hexdigest()
+
+
+# ---------------------------------------------------------------------------------------------
+# Inbox
+
+
+@dataclass
+class SubmitResult:
+    entry: InboxEntry
+    created: bool
+
+
+def entry_submit(
+    *,
+    project: Project,
+    agent_name: str,
+    slug: str,
+    type: str,
+    content: str,
+    title: str = "",
+    rationale: str = "",
+    tags: str | Iterable[str] | None = None,
+    importance: str | None = None,
+    run_id: str = "",
+    source: str = Source.AGENT,
+) -> SubmitResult:
+    """Propose an entry (SPEC §2 "Inbox submission"): never overwrites another agent's proposal."""
+    name = _agent_name(agent_name)
+    base = _slug(slug)
+    fields = {
+        "type": _choice("type", type, EntryType.values),
+        "title": _text("title", title, max_length=TITLE_MAX_LENGTH).strip(),
+        "content": _text("content", content, required=True),
+        "rationale": _text("rationale", rationale),
+        "tags": _tags(tags),
+        "importance": _choice("importance", importance or Importance.MEDIUM, Importance.values),
+        "run_id": _text("run_id", run_id, max_length=RUN_ID_MAX_LENGTH).strip(),
+    }
+    source = _choice("source", source, Source.values)
+    for _attempt in range(SUBMIT_ATTEMPTS):
+        try:
+            with transaction.atomic():
+                agent = agent_get_or_create(project=project, name=name)
+                result = _place_entry(project=project, agent=agent, base=base, fields=fields, source=source)
+                _mirror_changed(project)
+                return result
+        except IntegrityError:
+            # Another submission took the slug between our read and our insert: re-run the rules.
+            logger.info("slug race on %s/%s, retrying", project.slug, base)
+    raise Conflict(f"could not place {base!r}: other submissions keep taking it; retry", retryable=True)
+
+
+def entry_import(
+    *,
+    project: Project,
+    agent_name: str,
+    slug: str,
+    type: str,
+    content: str,
+    title: str = "",
+    rationale: str = "",
+    tags: str | Iterable[str] | None = None,
+    importance: str | None = None,
+    run_id: str = "",
+) -> InboxEntry:
+    """A pending entry from a file in the workspace inbox, only if the project never had this slug.
+
+    Union semantics: existing rows are never changed; a slug taken meanwhile is a Conflict.
+    """
+    name = _agent_name(agent_name)
+    fields = {
+        "slug": _slug(slug),
+        "type": _choice("type", type, EntryType.values),
+        "title": _text("title", title, max_length=TITLE_MAX_LENGTH).strip(),
+        "content": _text("content", content, required=True),
+        "rationale": _text("rationale", rationale),
+        "tags": _tags(tags),
+        "importance": _choice("importance", importance or Importance.MEDIUM, Importance.values),
+        "run_id": _text("run_id", run_id, max_length=RUN_ID_MAX_LENGTH).strip(),
+    }
+    try:
+        with transaction.atomic():
+            agent = agent_get_or_create(project=project, name=name)
+            entry = InboxEntry.objects.create(project=project, agent=agent, source=Source.IMPORT, **fields)
+    except IntegrityError:
+        raise Conflict(f"the ledger already has an entry {fields['slug']!r}") from None
+    return entry
+
+
+def _decollided(base: str, segment: str) -> Iterable[str]:
+    yield base
+    yield f"{base}--{segment}"
+    for n in range(2, DECOLLISION_LIMIT + 1):
+        yield f"{base}--{segment}--{n}"
+
+
+def _place_entry(
+    *, project: Project, agent: Agent, base: str, fields: dict[str, Any], source: str
+) -> SubmitResult:
+    segment = agent_segment(agent.name)
+    prefix = f"{base}--{segment}"
+    # One read for the slug and every de-collided form of it for this agent's segment.
+    taken = {
+        entry.slug: entry
+        for entry in InboxEntry.objects.filter(project=project, slug=base)
+        | InboxEntry.objects.filter(project=project, slug__startswith=prefix)
+    }
+    for candidate in _decollided(base, segment):
+        entry = taken.get(candidate)
+        if entry is None:
+            with transaction.atomic():
+                created = InboxEntry.objects.create(
+                    project=project, agent=agent, slug=candidate, source=source, **fields
+                )
+            return SubmitResult(entry=created, created=True)
+        if entry.agent_id == agent.pk:
+            return SubmitResult(entry=_update_pending(entry, fields), created=False)
+    raise Conflict(f"no free slug left for {base!r}; choose another slug")
+
+
+def _update_pending(entry: InboxEntry, fields: dict[str, Any]) -> InboxEntry:
+    """A retry by the entry's own agent: update in place while pending, never reopen a decided one."""
+    updated = InboxEntry.objects.filter(pk=entry.pk, status=EntryStatus.PENDING).update(
+        updated_at=timezone.now(), **fields
+    )
+    if not updated:
+        entry.refresh_from_db(fields=["status"])
+        raise Conflict(f"entry {entry.slug!r} is already {entry.status}; propose it again under a new slug")
+    entry.refresh_from_db()
+    return entry
+
+
+def _locked_entry(project: Project, entry_id: int) -> InboxEntry:
+    entry = (
+        InboxEntry.objects.select_for_update(of=("self",))
+        .select_related("agent")
+        .filter(project=project, pk=entry_id)
+        .first()
+    )
+    if entry is None:
+        raise NotFound(f"no inbox entry {entry_id} in project {project.slug}")
+    return entry
+
+
+def _require_pending(entry: InboxEntry) -> None:
+    if entry.status != EntryStatus.PENDING:
+        raise Conflict(f"entry {entry.slug!r} is already {entry.status}")
+
+
+def entry_merge(*, project: Project, entry_id: int, by: str, via: str = "api") -> InboxEntry:
+    """Merge a pending entry: a decision for decision types, a memory for the others. All or nothing."""
+    with transaction.atomic():
+        entry = _locked_entry(project, entry_id)
+        _require_pending(entry)
+        now = timezone.now()
+        link: dict[str, Any]
+        if entry.type in DECISION_ENTRY_TYPES:
+            decision = _decision_insert(
+                project=project,
+                agent=entry.agent,
+                type=entry.type,
+                title=entry.title or entry.slug,
+                content=entry.content,
+                rationale=entry.rationale,
+                tags=entry.tags,
+            )
+            link = {"decision": decision}
+        else:
+            memory = _memory_insert(
+                project=project,
+                agent=entry.agent,
+                type=entry.type,
+                importance=entry.importance,
+                content=entry.content,
+                tags=entry.tags,
+                session_id="",
+                source=Source.INBOX,
+                injected_by="",
+            )
+            link = {"memory": memory}
+        # Compare-and-set: whoever changes the status first wins, on any database.
+        won = InboxEntry.objects.filter(pk=entry.pk, status=EntryStatus.PENDING).update(
+            status=EntryStatus.MERGED,
+            merged_at=now,
+            reviewed_by=by[:150],
+            reviewed_at=now,
+            updated_at=now,
+            **link,
+        )
+        if not won:
+            entry.refresh_from_db(fields=["status"])
+            raise Conflict(f"entry {entry.slug!r} is already {entry.status}")
+        entry.refresh_from_db()
+        _audit(
+            project=project,
+            actor=by,
+            via=via,
+            action="merge",
+            obj=entry,
+            from_state=EntryStatus.PENDING,
+            to_state=EntryStatus.MERGED,
+            detail={"decision_id": entry.decision_id, "memory_id": entry.memory_id},
+        )
+        _mirror_changed(project)
+        return entry
+
+
+def entry_reject(
+    *, project: Project, entry_id: int, by: str, reason: str = "", via: str = "api"
+) -> InboxEntry:
+    reason = _text("reason", reason, max_length=10_000).strip()
+    with transaction.atomic():
+        entry = _locked_entry(project, entry_id)
+        _require_pending(entry)
+        now = timezone.now()
+        won = InboxEntry.objects.filter(pk=entry.pk, status=EntryStatus.PENDING).update(
+            status=EntryStatus.REJECTED, reviewed_by=by[:150], reviewed_at=now, reason=reason, updated_at=now
+        )
+        if not won:
+            entry.refresh_from_db(fields=["status"])
+            raise Conflict(f"entry {entry.slug!r} is already {entry.status}")
+        entry.refresh_from_db()
+        _audit(
+            project=project,
+            actor=by,
+            via=via,
+            action="reject",
+            obj=entry,
+            from_state=EntryStatus.PENDING,
+            to_state=EntryStatus.REJECTED,
+            detail={"reason": reason},
+        )
+        _mirror_changed(project)
+        return entry
+
+
+# ---------------------------------------------------------------------------------------------
+# Decisions
+
+
+def _decision_insert(
+    *, project: Project, agent: Agent, type: str, title: str, content: str, rationale: str, tags: list[str]
+) -> Decision:
+    decision = Decision(
+        project=project,
+        agent=agent,
+        type=type,
+        title=title,
+        content=content,
+        rationale=rationale,
+        tags=tags,
+        status=DecisionStatus.ACTIVE,
+        status_changed_at=timezone.now(),
+    )
+    decision.tokens = count_tokens(context.decision_block(decision))
+    decision.save()
+    return decision
+
+
+def _locked_decision(project: Project, decision_id: object, field_name: str | None = None) -> Decision:
+    decision = None
+    if isinstance(decision_id, int) and not isinstance(decision_id, bool):
+        decision = (
+            Decision.objects.select_for_update(of=("self",))
+            .select_related("agent")
+            .filter(project=project, pk=decision_id)
+            .first()
+        )
+    if decision is None:
+        message = f"no decision {decision_id} in project {project.slug}"
+        if field_name:
+            raise _invalid(field_name, message)
+        raise NotFound(message)
+    return decision
+
+
+def decision_create(
+    *,
+    project: Project,
+    agent_name: str,
+    type: str,
+    title: str,
+    content: str,
+    rationale: str = "",
+    tags: str | Iterable[str] | None = None,
+    supersedes: Sequence[int] = (),
+    by: str,
+    via: str = "api",
+) -> Decision:
+    """Create an active decision, optionally superseding one or more active ones in the same step."""
+    name = _agent_name(agent_name)
+    fields: dict[str, Any] = {
+        "type": _choice("type", type, DecisionType.values),
+        "title": _text("title", title, required=True, max_length=TITLE_MAX_LENGTH).strip(),
+        "content": _text("content", content, required=True),
+        "rationale": _text("rationale", rationale),
+        "tags": _tags(tags),
+    }
+    if not isinstance(supersedes, list | tuple) or not all(
+        isinstance(i, int) and not isinstance(i, bool) for i in supersedes
+    ):
+        raise _invalid("supersedes", "must be a list of decision ids")
+    with transaction.atomic():
+        olds = [_locked_decision(project, old_id, "supersedes") for old_id in dict.fromkeys(supersedes)]
+        for old in olds:
+            _require_active(old, "supersede")
+        agent = agent_get_or_create(project=project, name=name)
+        decision = _decision_insert(project=project, agent=agent, **fields)
+        _audit(
+            project=project, actor=by, via=via, action="create", obj=decision, to_state=DecisionStatus.ACTIVE
+        )
+        for old in olds:
+            _supersede(project=project, old=old, new=decision, by=by, via=via)
+        _mirror_changed(project)
+        return decision
+
+
+def _require_active(decision: Decision, verb: str) -> None:
+    if decision.status != DecisionStatus.ACTIVE:
+        raise Conflict(f"cannot {verb} decision {decision.pk}: it is {decision.status}, not active")
+
+
+def _supersede(*, project: Project, old: Decision, new: Decision, by: str, via: str) -> None:
+    if old.pk == new.pk:
+        raise _invalid("superseded_by_id", "a decision cannot supersede itself")
+    if new.status != DecisionStatus.ACTIVE:
+        raise Conflict(f"decision {new.pk} is {new.status}; only an active decision can replace another")
+    # Walk the replacement's own chain: reaching `old` would close a cycle.
+    seen: set[int] = set()
+    cursor: int | None = new.superseded_by_id
+    while cursor is not None and cursor not in seen:
+        if cursor == old.pk:
+            raise _invalid(
+                "superseded_by_id", f"decision {new.pk} already descends from {old.pk}: that is a cycle"
+            )
+        seen.add(cursor)
+        cursor = Decision.objects.filter(pk=cursor).values_list("superseded_by_id", flat=True).first()
+    now = timezone.now()
+    won = Decision.objects.filter(pk=old.pk, status=DecisionStatus.ACTIVE).update(
+        status=DecisionStatus.SUPERSEDED, superseded_by=new, status_changed_at=now, updated_at=now
+    )
+    if not won:
+        raise Conflict(f"cannot supersede decision {old.pk}: it is no longer active")
+    old.refresh_from_db()
+    _audit(
+        project=project,
+        actor=by,
+        via=via,
+        action="supersede",
+        obj=old,
+        from_state=DecisionStatus.ACTIVE,
+        to_state=DecisionStatus.SUPERSEDED,
+        detail={"superseded_by_id": new.pk},
+    )
+
+
+def decision_supersede(
+    *, project: Project, decision_id: int, superseded_by_id: int, by: str, via: str = "api"
+) -> Decision:
+    with transaction.atomic():
+        old = _locked_decision(project, decision_id)
+        new = _locked_decision(project, superseded_by_id, "superseded_by_id")
+        if old.pk == new.pk:
+            raise _invalid("superseded_by_id", "a decision cannot supersede itself")
+        _require_active(old, "supersede")
+        _supersede(project=project, old=old, new=new, by=by, via=via)
+        _mirror_changed(project)
+        return old
+
+
+def decision_archive(*, project: Project, decision_id: int, by: str, via: str = "api") -> Decision:
+    with transaction.atomic():
+        decision = _locked_decision(project, decision_id)
+        _require_active(decision, "archive")
+        now = timezone.now()
+        Decision.objects.filter(pk=decision.pk, status=DecisionStatus.ACTIVE).update(
+            status=DecisionStatus.ARCHIVED, status_changed_at=now, updated_at=now
+        )
+        decision.refresh_from_db()
+        _audit(
+            project=project,
+            actor=by,
+            via=via,
+            action="archive",
+            obj=decision,
+            from_state=DecisionStatus.ACTIVE,
+            to_state=DecisionStatus.ARCHIVED,
+        )
+        _mirror_changed(project)
+        return decision
+
+
+def decision_edit(
+    *,
+    project: Project,
+    decision_id: int,
+    by: str,
+    via: str = "api",
+    title: str | None = None,
+    content: str | None = None,
+    rationale: str | None = None,
+) -> Decision:
+    """Change a decision's text; the previous text is kept as an immutable revision."""
+    changes: dict[str, str] = {}
+    if title is not None:
+        changes["title"] = _text("title", title, required=True, max_length=TITLE_MAX_LENGTH).strip()
+    if content is not None:
+        changes["content"] = _text("content", content, required=True)
+    if rationale is not None:
+        changes["rationale"] = _text("rationale", rationale)
+    with transaction.atomic():
+        decision = _locked_decision(project, decision_id)
+        changes = {k: v for k, v in changes.items() if getattr(decision, k) != v}
+        if not changes:
+            return decision
+        DecisionRevision.objects.create(
+            decision=decision,
+            title=decision.title,
+            content=decision.content,
+            rationale=decision.rationale,
+            changed_by=by[:150],
+        )
+        for key, value in changes.items():
+            setattr(decision, key, value)
+        decision.tokens = count_tokens(context.decision_block(decision))
+        decision.save(update_fields=[*changes, "tokens", "updated_at"])
+        _audit(
+            project=project,
+            actor=by,
+            via=via,
+            action="edit",
+            obj=decision,
+            detail={"fields": sorted(changes)},
+        )
+        _mirror_changed(project)
+        return decision
+
+
+def decision_update(
+    *,
+    project: Project,
+    decision_id: int,
+    by: str,
+    via: str = "api",
+    title: str | None = None,
+    content: str | None = None,
+    rationale: str | None = None,
+    status: str | None = None,
+    superseded_by_id: int | None = None,
+) -> Decision:
+    """PATCH semantics: text edits and at most one status change, together or not at all."""
+    if status is not None:
+        _choice("status", status, DecisionStatus.values)
+    if status == DecisionStatus.SUPERSEDED and superseded_by_id is None:
+        raise _invalid("superseded_by_id", "required when status is 'superseded'")
+    if superseded_by_id is not None and status not in (None, DecisionStatus.SUPERSEDED):
+        raise _invalid("status", "superseded_by_id goes with status 'superseded' (or no status)")
+    with transaction.atomic():
+        decision = decision_edit(
+            project=project,
+            decision_id=decision_id,
+            by=by,
+            via=via,
+            title=title,
+            content=content,
+            rationale=rationale,
+        )
+        if superseded_by_id is not None:
+            decision = decision_supersede(
+                project=project, decision_id=decision.pk, superseded_by_id=superseded_by_id, by=by, via=via
+            )
+        elif status == DecisionStatus.ARCHIVED:
+            decision = decision_archive(project=project, decision_id=decision.pk, by=by, via=via)
+        elif status == DecisionStatus.ACTIVE and decision.status != DecisionStatus.ACTIVE:
+            raise Conflict(f"decision {decision.pk} is {decision.status}; it cannot become active again")
+        return decision
+
+
+# ---------------------------------------------------------------------------------------------
+# Memory
+
+
+def _memory_insert(
+    *,
+    project: Project,
+    agent: Agent,
+    type: str,
+    importance: str,
+    content: str,
+    tags: list[str],
+    session_id: str,
+    source: str,
+    injected_by: str,
+) -> AgentMemory:
+    return AgentMemory.objects.create(
+        project=project,
+        agent=agent,
+        type=type,
+        importance=importance,
+        importance_rank=IMPORTANCE_RANK[Importance(importance)],
+        content=content,
+        tags=tags,
+        tag_index=tag_index(tags),
+        cross_team="cross-team" in tags,
+        session_id=session_id,
+        source=source,
+        injected_by=injected_by[:150],
+        content_sha256=content_sha256(content),
+        tokens=count_tokens(content),
+    )
+
+
+def memory_record(
+    *,
+    project: Project,
+    agent_name: str,
+    type: str,
+    content: str,
+    importance: str | None = None,
+    tags: str | Iterable[str] | None = None,
+    session_id: str = "",
+    source: str = Source.AGENT,
+    injected_by: str = "",
+) -> AgentMemory:
+    """Record a memory for an agent. A coordinator's injection says who injected it."""
+    name = _agent_name(agent_name)
+    values: dict[str, Any] = {
+        "type": _choice("type", type, MemoryType.values),
+        "importance": _choice("importance", importance or Importance.MEDIUM, Importance.values),
+        "content": _text("content", content, required=True),
+        "tags": _tags(tags),
+        "session_id": _text("session_id", session_id, max_length=SESSION_ID_MAX_LENGTH).strip(),
+        "source": _choice("source", source, Source.values),
+        "injected_by": _text("injected_by", injected_by, max_length=150),
+    }
+    with transaction.atomic():
+        agent = agent_get_or_create(project=project, name=name)
+        memory = _memory_insert(project=project, agent=agent, **values)
+        _mirror_changed(project)
+        return memory
+
+
+def memory_edit(
+    *,
+    project: Project,
+    memory_id: int,
+    by: str,
+    via: str = "api",
+    content: str | None = None,
+    importance: str | None = None,
+    tags: str | Iterable[str] | None = None,
+    status: str | None = None,
+    agent: Agent | None = None,
+) -> AgentMemory:
+    """Edit content, importance, tags or status (`archived` replaces deleting). `agent` scopes the lookup."""
+    changes: dict[str, Any] = {}
+    if content is not None:
+        text = _text("content", content, required=True)
+        changes.update(content=text, content_sha256=content_sha256(text), tokens=count_tokens(text))
+    if importance is not None:
+        level = _choice("importance", importance, Importance.values)
+        changes.update(importance=level, importance_rank=IMPORTANCE_RANK[Importance(level)])
+    if tags is not None:
+        clean = _tags(tags)
+        changes.update(tags=clean, tag_index=tag_index(clean), cross_team="cross-team" in clean)
+    if status is not None:
+        changes["status"] = _choice("status", status, MemoryStatus.values)
+    with transaction.atomic():
+        qs = (
+            AgentMemory.objects.select_for_update(of=("self",))
+            .select_related("agent")
+            .filter(project=project)
+        )
+        if agent is not None:
+            qs = qs.filter(agent=agent)
+        memory = qs.filter(pk=memory_id).first()
+        if memory is None:
+            raise NotFound(f"no memory {memory_id} for this agent in project {project.slug}")
+        changes = {k: v for k, v in changes.items() if getattr(memory, k) != v}
+        if not changes:
+            return memory
+        before = memory.status
+        for key, value in changes.items():
+            setattr(memory, key, value)
+        memory.save(update_fields=[*changes, "updated_at"])
+        action = "archive" if changes.get("status") == MemoryStatus.ARCHIVED else "edit"
+        _audit(
+            project=project,
+            actor=by,
+            via=via,
+            action=action,
+            obj=memory,
+            from_state=before,
+            to_state=memory.status,
+            detail={"fields": sorted(changes)},
+        )
+        _mirror_changed(project)
+        return memory
+
+
+def memory_archive(*, project: Project, memory_id: int, by: str, via: str = "api") -> AgentMemory:
+    return memory_edit(project=project, memory_id=memory_id, by=by, via=via, status=MemoryStatus.ARCHIVED)
+
+
+# ---------------------------------------------------------------------------------------------
+# Sessions
+
+
+class _Unset:
+    pass
+
+
+UNSET: Any = _Unset()
+
+
+def _issues(value: object) -> list[str]:
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        raise _invalid("active_issues", "must be a list of strings")
+    return [item.strip() for item in value if item.strip()]
+
+
+def _session_tokens(session: Session) -> int:
+    return count_tokens(context.session_block(session))
+
+
+def session_start(
+    *,
+    project: Project,
+    session_id: str | None = None,
+    focus_area: str = "",
+    active_issues: list[str] | None = None,
+    summary: str = "",
+    serialized_state: Any = None,
+) -> Session:
+    """Open a session; every other open session of the project is closed in the same transaction."""
+    if session_id is None or session_id == "":
+        session_id = f"session-{timezone.now():%Y%m%d-%H%M%S}-{uuid.uuid4().hex[:6]}"
+    session = Session(
+        project=project,
+        session_id=_text("session_id", session_id, required=True, max_length=SESSION_ID_MAX_LENGTH).strip(),
+        focus_area=_text("focus_area", focus_area),
+        active_issues=_issues(active_issues or []),
+        summary=_text("summary", summary),
+        serialized_state=serialized_state,
+    )
+    session.tokens = _session_tokens(session)
+    for _attempt in range(SUBMIT_ATTEMPTS):
+        try:
+            with transaction.atomic():
+                Session.objects.filter(project=project, ended_at__isnull=True).update(ended_at=timezone.now())
+                session.pk = None
+                session.save(force_insert=True)
+                _mirror_changed(project)
+                return session
+        except IntegrityError:
+            if Session.objects.filter(project=project, session_id=session.session_id).exists():
+                raise Conflict(f"session {session.session_id!r} already exists in this project") from None
+            # Another session opened between our close and our insert: close it too and retry.
+    raise Conflict("sessions are being started concurrently; retry", retryable=True)
+
+
+def session_update_current(
+    *,
+    project: Project,
+    focus_area: str | None = None,
+    active_issues: list[str] | None = None,
+    summary: str | None = None,
+    summary_append: str | None = None,
+    serialized_state: Any = UNSET,
+    end: bool = False,
+) -> Session:
+    changes: dict[str, Any] = {}
+    if focus_area is not None:
+        changes["focus_area"] = _text("focus_area", focus_area)
+    if active_issues is not None:
+        changes["active_issues"] = _issues(active_issues)
+    if summary is not None:
+        changes["summary"] = _text("summary", summary)
+    append = _text("summary_append", summary_append).strip() if summary_append is not None else ""
+    if serialized_state is not UNSET:
+        changes["serialized_state"] = serialized_state
+    with transaction.atomic():
+        session = Session.objects.select_for_update().filter(project=project, ended_at__isnull=True).first()
+        if session is None:
+            raise NotFound("no open session in this project; start one with POST /sessions")
+        for key, value in changes.items():
+            setattr(session, key, value)
+        if append:
+            session.summary = f"{session.summary}\n{append}" if session.summary else append
+        if end:
+            session.ended_at = timezone.now()
+        session.tokens = _session_tokens(session)
+        session.save()
+        _mirror_changed(project)
+        return session
+
+
+def session_append_summary(*, project: Project, line: str) -> Session | None:
+    """Add a line to the open session's summary, if a session is open (used by the Scribe)."""
+    try:
+        return session_update_current(project=project, summary_append=line)
+    except NotFound:
+        return None

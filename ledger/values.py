@@ -1,0 +1,85 @@
+"""Normalisation of the values every entry point accepts (SPEC §1).
+
+Pure functions, no database: the API, forms, the importer and the services all call these,
+so a slug, a tag or an agent name means the same thing wherever it arrives.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+SLUG_MAX_LENGTH = 100
+AGENT_NAME_MAX_LENGTH = 64
+TAG_MAX_LENGTH = 64
+CROSS_TEAM_TAG = "cross-team"
+
+_NON_SLUG = re.compile(r"[^a-z0-9]+")
+
+
+class InvalidValue(ValueError):
+    """A value a client sent cannot be used; the message says why, safe to show."""
+
+
+def normalize_slug(raw: str) -> str:
+    """Lower-case, collapse every run outside [a-z0-9] to one '-', trim '-', cap at 100 characters."""
+    slug = _NON_SLUG.sub("-", raw.lower()).strip("-")
+    return slug[:SLUG_MAX_LENGTH].strip("-")
+
+
+def require_slug(raw: str) -> str:
+    slug = normalize_slug(raw)
+    if not slug:
+        raise InvalidValue(f"slug {raw!r} has no letters or digits; use something like 'use-postgres'")
+    return slug
+
+
+def agent_segment(agent_name: str) -> str:
+    """The agent's name as used in de-collided slugs and file names (`Agent Beta` -> `agent-beta`)."""
+    return normalize_slug(agent_name) or "agent"
+
+
+def clean_agent_name(raw: str) -> str:
+    """Trim surrounding white space and check 1-64 printable characters. Returns the display form."""
+    name = raw.strip()
+    if not name:
+        raise InvalidValue("agent name must not be empty")
+    if len(name) > AGENT_NAME_MAX_LENGTH:
+        raise InvalidValue(f"agent name must be at most {AGENT_NAME_MAX_LENGTH} characters, got {len(name)}")
+    if not name.isprintable():
+        raise InvalidValue("agent name must contain printable characters only")
+    return name
+
+
+def agent_key(name: str) -> str:
+    """Agent identity: case-insensitive everywhere (`Coordinator` == `COORDINATOR`)."""
+    return clean_agent_name(name).casefold()
+
+
+def normalize_tags(raw: str | Iterable[str] | None) -> list[str]:
+    """Tags from a comma-separated string or a list: trimmed, lower-cased, empties and repeats dropped."""
+    if raw is None:
+        return []
+    items: Iterable[object] = raw.split(",") if isinstance(raw, str) else raw
+    tags: list[str] = []
+    for item in items:
+        if not isinstance(item, str):
+            raise InvalidValue("each tag must be a string")
+        tag = item.strip().lower()
+        if not tag or tag in tags:
+            continue
+        if "," in tag:
+            raise InvalidValue(f"tag {tag!r} must not contain a comma")
+        if len(tag) > TAG_MAX_LENGTH:
+            raise InvalidValue(f"tag {tag[:20]!r}… is longer than {TAG_MAX_LENGTH} characters")
+        tags.append(tag)
+    return tags
+
+
+def tag_index(tags: list[str]) -> str:
+    """Tags as ',a,b,' so a whole-tag match is a plain substring test on any database."""
+    return "," + ",".join(tags) + "," if tags else ""
+
+
+def tag_needle(tag: str) -> str:
+    return f",{tag},"

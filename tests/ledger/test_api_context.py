@@ -1,0 +1,127 @@
+"""GET /context and `manage.py compile_context` (SPEC §4)."""
+
+from __future__ import annotations
+
+import json
+from io import StringIO
+
+import pytest
+from django.core.management import call_command
+from django.core.management.base import CommandError
+
+from ledger import context, services
+from ledger.models import Compilation
+
+
+@pytest.fixture
+def ledger(project):
+    services.decision_create(
+        project=project, agent_name="lead", type="scope", title="No billing", content="c", by="l"
+    )
+    services.memory_record(
+        project=project, agent_name="Alice", type="core_context", content="Alice owns HTTP."
+    )
+    services.memory_record(project=project, agent_name="Bob", type="core_context", content="Bob owns the DB.")
+    return project
+
+
+def test_agent_gets_its_own_context(ledger, alice):
+    response = alice.get("/context", agent="alice", run_id="r1")
+    assert response.status_code == 200
+    body = response.json()
+    assert body["text"].startswith("## Boundaries and Decisions")
+    assert "Alice owns HTTP." in body["text"] and "Bob owns" not in body["text"]
+    assert set(body["layers"]) == {"boundaries", "memory", "session"}
+    assert body["sha256"] and body["tokens"] > 0 and body["skipped"] == []
+    assert Compilation.objects.get().run_id == "r1"
+
+
+def test_agent_asking_for_another_agent_is_403(ledger, alice):
+    assert alice.get("/context", agent="Bob").status_code == 403
+
+
+def test_coordinator_may_ask_for_anyone(ledger, coordinator):
+    assert "Bob owns the DB." in coordinator.get("/context", agent="bob").json()["text"]
+
+
+def test_token_of_another_project_is_404(ledger, other_project, make_api):
+    stranger = make_api("coordinator", target=other_project)
+    assert stranger.get("/context", agent="Alice").status_code == 404
+
+
+def test_no_token_is_401(ledger, client):
+    assert client.get("/api/projects/alpha/context", {"agent": "Alice"}).status_code == 401
+
+
+def test_child_mode_and_limits_as_query_parameters(ledger, alice):
+    body = alice.get("/context", agent="Alice", child="true").json()
+    assert "## Memory" not in body["text"]
+    body = alice.get("/context", agent="Alice", max_items=0).json()
+    assert body["layers"]["memory"]["ids"] == []
+
+
+def test_empty_context_is_null_text(project, alice):
+    body = alice.get("/context", agent="Alice").json()
+    assert body["text"] is None and body["sha256"] is None
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {},
+        {"agent": "Alice", "max_items": -1},
+        {"agent": "Alice", "max_tokens": "lots"},
+        {"agent": "Alice", "max_items": 10**6},
+    ],
+)
+def test_bad_parameters_are_400(ledger, alice, params):
+    response = alice.get("/context", **params)
+    assert response.status_code == 400
+    assert response.json()["error"]
+
+
+def test_internal_error_is_200_with_null_text_and_error(ledger, alice, monkeypatch):
+    def broken(*args, **kwargs):
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(context, "_compile", broken)
+    response = alice.get("/context", agent="Alice")
+    assert response.status_code == 200
+    assert response.json()["text"] is None
+    assert response.json()["error"]
+
+
+def test_command_prints_the_block(ledger):
+    out = StringIO()
+    call_command("compile_context", "--project", "alpha", "--agent", "ALICE", stdout=out)
+    assert out.getvalue() == context.compile(ledger, "Alice").text
+
+
+def test_command_json_and_run_id(ledger):
+    out = StringIO()
+    call_command(
+        "compile_context", "--project", "alpha", "--agent", "Alice", "--json", "--run-id", "r9", stdout=out
+    )
+    body = json.loads(out.getvalue())
+    assert body["sha256"] == context.compile(ledger, "Alice").sha256
+    assert Compilation.objects.filter(run_id="r9").exists()
+
+
+def test_command_child_mode(ledger):
+    out = StringIO()
+    call_command("compile_context", "--project", "alpha", "--agent", "Alice", "--child", stdout=out)
+    assert "## Memory" not in out.getvalue()
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--project", "nope", "--agent", "Alice"],
+        ["--project", "alpha", "--agent", "x" * 65],
+        ["--project", "alpha", "--agent", "Alice", "--max-items", "-3"],
+    ],
+)
+def test_command_bad_arguments_exit_2(ledger, args):
+    with pytest.raises(CommandError) as info:
+        call_command("compile_context", *args, stdout=StringIO())
+    assert info.value.returncode == 2

@@ -1,0 +1,116 @@
+"""Memory routes (SPEC §2-3), with the visibility rules."""
+
+from __future__ import annotations
+
+from ledger import services
+
+
+def remember(project, agent, content, **kw):
+    kw.setdefault("type", "learning")
+    return services.memory_record(project=project, agent_name=agent, content=content, **kw)
+
+
+def test_agent_records_its_own_memory(project, alice):
+    response = alice.post(
+        "/agents/alice/memory", {"type": "learning", "content": "UTC everywhere", "tags": "Time"}
+    )
+    assert response.status_code == 201
+    body = response.json()
+    assert (body["agent_name"], body["source"], body["injected_by"], body["importance"], body["tags"]) == (
+        "Alice",
+        "agent",
+        "",
+        "medium",
+        ["time"],
+    )
+    assert len(body["content_sha256"]) == 64 and body["tokens"] > 0
+
+
+def test_coordinator_injects_a_learning_for_an_agent(project, coordinator):
+    response = coordinator.post(
+        "/agents/Bob/memory", {"type": "learning", "content": "x", "importance": "high"}
+    )
+    assert response.status_code == 201
+    assert (response.json()["source"], response.json()["injected_by"]) == ("coordinator", "coordinator")
+
+
+def test_memory_filters_by_type_and_importance(project, alice):
+    remember(project, "Alice", "a", importance="high")
+    remember(project, "Alice", "b", importance="low")
+    remember(project, "Alice", "c", type="pattern", importance="high")
+    response = alice.get("/agents/Alice/memory", type="learning", importance="high")
+    assert [m["content"] for m in response.json()] == ["a"]
+
+
+def test_cross_agent_whole_tag_search(project, alice):
+    remember(project, "Bob", "shared", tags="cross-team,db")
+    remember(project, "Bob", "private db", tags="db")
+    remember(project, "Alice", "mine", tags="team")
+    remember(project, "Alice", "other tag", tags="ops")
+    found = alice.get("/memory", tags="team,db").json()
+    # whole-tag OR: `team` does not match `cross-team`; Bob's private memory stays hidden.
+    assert sorted(m["content"] for m in found) == ["mine", "shared"]
+
+
+def test_coordinator_sees_every_memory(project, coordinator):
+    remember(project, "Bob", "private")
+    remember(project, "Alice", "other")
+    assert len(coordinator.get("/memory").json()) == 2
+
+
+def test_text_search_and_agent_filter(project, coordinator):
+    remember(project, "Bob", "Payment webhooks arrive twice")
+    remember(project, "Alice", "payment retries")
+    remember(project, "Alice", "unrelated")
+    assert [m["content"] for m in coordinator.get("/memory", q="PAYMENT", agent="alice").json()] == [
+        "payment retries"
+    ]
+
+
+def test_agent_listing_another_agent_sees_only_cross_team(project, alice):
+    remember(project, "Bob", "private")
+    remember(project, "Bob", "shared", tags="cross-team")
+    assert [m["content"] for m in alice.get("/agents/bob/memory").json()] == ["shared"]
+
+
+def test_agent_reads_a_cross_team_memory_of_another_agent(project, alice):
+    memory = remember(project, "Bob", "shared", tags="cross-team")
+    assert alice.get(f"/agents/Bob/memory/{memory.pk}").status_code == 200
+
+
+def test_memory_under_the_wrong_agent_is_404(project, coordinator):
+    memory = remember(project, "Bob", "b")
+    assert coordinator.get(f"/agents/Alice/memory/{memory.pk}").status_code == 404
+    assert coordinator.get("/agents/Nobody/memory/1").status_code == 404
+
+
+def test_patch_memory_and_archive(project, alice):
+    memory = remember(project, "Alice", "old")
+    response = alice.patch(
+        f"/agents/Alice/memory/{memory.pk}", {"content": "new", "tags": ["a", "A"], "importance": "high"}
+    )
+    assert response.status_code == 200
+    assert (response.json()["content"], response.json()["tags"], response.json()["importance"]) == (
+        "new",
+        ["a"],
+        "high",
+    )
+    assert (
+        alice.patch(f"/agents/Alice/memory/{memory.pk}", {"status": "archived"}).json()["status"]
+        == "archived"
+    )
+    assert alice.get("/agents/Alice/memory").json() == []
+    assert len(alice.get("/agents/Alice/memory", status="archived").json()) == 1
+
+
+def test_invalid_memory_is_400_and_stores_nothing(project, alice):
+    from ledger.models import AgentMemory
+
+    for body in ({"type": "core", "content": "x"}, {"type": "learning", "content": ""}, {"type": "learning"}):
+        assert alice.post("/agents/Alice/memory", body).status_code == 400
+    assert not AgentMemory.objects.exists()
+
+
+def test_memory_of_another_project_is_404(project, other_project, coordinator):
+    memory = remember(other_project, "Alice", "theirs")
+    assert coordinator.get(f"/agents/Alice/memory/{memory.pk}").status_code == 404

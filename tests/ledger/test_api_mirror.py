@@ -1,0 +1,82 @@
+"""POST /scribe and POST /memory/export|import (SPEC §2-3, §5)."""
+
+from __future__ import annotations
+
+import pytest
+
+from ledger import services
+from ledger.models import InboxEntry, MirrorRun
+
+STARTED = "2020-01-01T00:00:00Z"
+
+
+def test_agent_runs_the_scribe_for_itself(project, alice):
+    services.entry_submit(
+        project=project, agent_name="Alice", slug="l", type="learning", content="x", run_id="r1"
+    )
+    services.entry_submit(
+        project=project, agent_name="Alice", slug="a", type="scope", content="x", run_id="r1"
+    )
+    response = alice.post("/scribe", {"run_id": "r1", "started_at": STARTED, "outcome": "succeeded"})
+    assert response.status_code == 200
+    body = response.json()
+    assert [e["slug"] for e in body["merged"]] == ["l"] and body["merged"][0]["memory_id"]
+    assert [e["slug"] for e in body["needs_review"]] == ["a"]
+    assert body["summary_line"] == "Run r1 by Alice succeeded."
+
+
+def test_agent_cannot_run_the_scribe_for_another_agent(project, alice):
+    assert (
+        alice.post("/scribe", {"agent_name": "Bob", "run_id": "r1", "started_at": STARTED}).status_code == 403
+    )
+
+
+def test_coordinator_runs_the_scribe_for_anyone_but_must_name_the_agent(project, coordinator):
+    assert coordinator.post("/scribe", {"run_id": "r1", "started_at": STARTED}).status_code == 400
+    assert (
+        coordinator.post("/scribe", {"agent_name": "Bob", "run_id": "r1", "started_at": STARTED}).status_code
+        == 200
+    )
+
+
+@pytest.mark.parametrize("started_at", ["2020-01-01T00:00:00", "yesterday", 5])
+def test_scribe_needs_a_time_with_a_zone(project, alice, started_at):
+    response = alice.post("/scribe", {"run_id": "r1", "started_at": started_at})
+    assert response.status_code == 400
+    assert "started_at" in response.json()["error"]
+
+
+def test_export_and_import_are_for_coordinators(project, alice):
+    assert alice.post("/memory/export").status_code == 403
+    assert alice.post("/memory/import").status_code == 403
+
+
+def test_export_reports_what_it_wrote(project, coordinator, tmp_path):
+    project.workspace = str(tmp_path)
+    project.save()
+    response = coordinator.post("/memory/export")
+    assert response.status_code == 200
+    body = response.json()
+    assert body["ok"] is True and ".squad/decisions.md" in body["written"]
+    assert MirrorRun.objects.get().trigger == "api"
+
+
+def test_failed_export_is_reported_as_failed_not_500(project, coordinator, tmp_path):
+    project.workspace = str(tmp_path / "missing")
+    project.save()
+    response = coordinator.post("/memory/export")
+    assert response.status_code == 503
+    assert response.json()["ok"] is False and "does not exist" in response.json()["error"]
+
+
+def test_import_reports_created_and_skipped(project, coordinator, tmp_path):
+    project.workspace = str(tmp_path)
+    project.save()
+    inbox = tmp_path / ".squad/decisions/inbox"
+    inbox.mkdir(parents=True)
+    (inbox / "a.md").write_text("---\nagent: Dave\nslug: a\ntype: scope\ntitle: A\n---\nBody.\n")
+    (inbox / "b.md").write_text("no front matter\n")
+    body = coordinator.post("/memory/import").json()
+    assert body["created"] == ["a"]
+    assert body["skipped"] == [{"path": ".squad/decisions/inbox/b.md", "reason": "no front matter"}]
+    assert InboxEntry.objects.get().source == "import"

@@ -1,0 +1,339 @@
+"""The context compiler (SPEC §4)."""
+
+from __future__ import annotations
+
+import hashlib
+
+import pytest
+
+from ledger import context, services
+from ledger.models import Compilation
+from ledger.tokens import count_tokens
+
+
+def decide(project, title, type="architectural", agent="lead", content=None, rationale=""):
+    return services.decision_create(
+        project=project,
+        agent_name=agent,
+        type=type,
+        title=title,
+        content=content or f"{title}.",
+        rationale=rationale,
+        by="lead",
+    )
+
+
+def remember(project, agent, content, type="learning", importance="high", tags=None):
+    return services.memory_record(
+        project=project, agent_name=agent, type=type, importance=importance, content=content, tags=tags
+    )
+
+
+GOLDEN = """## Boundaries and Decisions
+> These are non-negotiable team boundaries. They take precedence over all other context.
+
+### Use PostgreSQL
+**Type:** architectural | **Decided by:** lead
+All durable state lives in PostgreSQL 15.
+> **Rationale:** One engine to operate.
+
+### No billing in v1
+**Type:** scope | **Decided by:** Carol
+Billing is out of scope.
+
+## Memory
+- [pattern] Wrap commands in testable functions.
+- [learning from Bob] Staging resets at 02:00 UTC.
+- [core] Alice owns the HTTP client.
+
+## Current Session
+**Focus:** Session storage
+**Active issues:** #41, #44
+**Summary:** Reviewing proposals.
+"""
+
+
+@pytest.fixture
+def full_ledger(project):
+    decide(
+        project,
+        "Use PostgreSQL",
+        content="All durable state lives in PostgreSQL 15.",
+        rationale="One engine to operate.",
+    )
+    decide(project, "No billing in v1", type="scope", agent="Carol", content="Billing is out of scope.")
+    decide(project, "Timeouts are 10 s", type="technical")  # not a boundary type
+    remember(project, "Alice", "Alice owns the HTTP client.", type="core_context", importance="medium")
+    remember(project, "Bob", "Staging resets at 02:00 UTC.", tags="cross-team")
+    remember(project, "Alice", "Wrap commands in testable functions.", type="pattern")
+    services.session_start(
+        project=project,
+        session_id="s1",
+        focus_area="Session storage",
+        active_issues=["#41", "#44"],
+        summary="Reviewing proposals.",
+    )
+    return project
+
+
+def test_golden_text_with_all_three_layers(full_ledger):
+    result = context.compile(full_ledger, "Alice")
+    assert result.text == GOLDEN
+    assert result.sha256 == hashlib.sha256(GOLDEN.encode()).hexdigest()
+    assert result.error is None
+
+
+def test_layers_report_ids_and_stored_tokens(full_ledger):
+    result = context.compile(full_ledger, "Alice")
+    assert len(result.boundaries.ids) == 2
+    assert len(result.memory.ids) == 3
+    assert len(result.session.ids) == 1
+    assert result.memory.tokens == sum(
+        count_tokens(c)
+        for c in [
+            "Alice owns the HTTP client.",
+            "Staging resets at 02:00 UTC.",
+            "Wrap commands in testable functions.",
+        ]
+    )
+    assert result.tokens == result.boundaries.tokens + result.memory.tokens + result.session.tokens
+
+
+def test_empty_ledger_compiles_to_none(project):
+    result = context.compile(project, "Alice")
+    assert (result.text, result.sha256, result.tokens, result.error) == (None, None, 0, None)
+
+
+def test_boundaries_alone(project):
+    decide(project, "A")
+    assert context.compile(project, "Alice").text == (
+        "## Boundaries and Decisions\n"
+        "> These are non-negotiable team boundaries. They take precedence over all other context.\n\n"
+        "### A\n**Type:** architectural | **Decided by:** lead\nA.\n"
+    )
+
+
+def test_memory_alone(project):
+    remember(project, "Alice", "only memory", type="core_context")
+    assert context.compile(project, "Alice").text == "## Memory\n- [core] only memory\n"
+
+
+def test_session_alone_leaves_out_empty_lines(project):
+    services.session_start(project=project, session_id="s1", focus_area="auth")
+    assert context.compile(project, "Alice").text == "## Current Session\n**Focus:** auth\n"
+
+
+def test_session_with_nothing_to_say_is_left_out(project):
+    services.session_start(project=project, session_id="s1")
+    assert context.compile(project, "Alice").text is None
+
+
+def test_boundaries_are_oldest_first(project):
+    for title in ["first", "second", "third"]:
+        decide(project, title, type="scope")
+    text = context.compile(project, "a").text
+    assert text.index("### first") < text.index("### second") < text.index("### third")
+
+
+def test_memory_ordered_by_importance_then_newest(project):
+    remember(project, "Alice", "old core medium", type="core_context", importance="medium")
+    remember(project, "Alice", "core low", type="core_context", importance="low")
+    remember(project, "Alice", "old high", type="learning")
+    remember(project, "Alice", "new core medium", type="core_context", importance="medium")
+    remember(project, "Alice", "new high", type="pattern")
+    lines = context.compile(project, "Alice").text.splitlines()[1:]
+    assert lines == [
+        "- [pattern] new high",
+        "- [learning] old high",
+        "- [core] new core medium",
+        "- [core] old core medium",
+        "- [core] core low",
+    ]
+
+
+def test_only_high_learnings_and_patterns_and_no_updates(project):
+    remember(project, "Alice", "medium learning", importance="medium")
+    remember(project, "Alice", "high update", type="update")
+    remember(project, "Alice", "low pattern", type="pattern", importance="low")
+    assert context.compile(project, "Alice").text is None
+
+
+def test_max_items_cuts_off(project):
+    for i in range(5):
+        remember(project, "Alice", f"m{i}")
+    result = context.compile(project, "Alice", max_items=2)
+    assert result.text.splitlines()[1:] == ["- [learning] m4", "- [learning] m3"]
+    assert result.skipped == []
+
+
+def test_max_tokens_skips_a_huge_memory_and_keeps_filling(project):
+    small_old = remember(project, "Alice", "small old", type="core_context")
+    huge = remember(project, "Alice", "word " * 3000, type="core_context")
+    small_new = remember(project, "Alice", "small new", type="learning")
+    result = context.compile(project, "Alice", max_tokens=100)
+    assert result.memory.ids == [small_new.pk, small_old.pk]
+    assert result.skipped == [huge.pk]
+    assert result.memory.tokens <= 100
+
+
+def test_max_tokens_budget_is_exact(project):
+    a = remember(project, "Alice", "alpha beta gamma")
+    b = remember(project, "Alice", "delta")
+    budget = count_tokens("alpha beta gamma") + count_tokens("delta")
+    assert context.compile(project, "Alice", max_tokens=budget).memory.ids == [b.pk, a.pk]
+    assert context.compile(project, "Alice", max_tokens=budget - 1).skipped == [a.pk]
+
+
+def test_defaults_come_from_settings(project, settings):
+    settings.CANON_CONTEXT_MAX_ITEMS = 1
+    remember(project, "Alice", "one")
+    remember(project, "Alice", "two")
+    assert len(context.compile(project, "Alice").memory.ids) == 1
+    assert len(context.compile(project, "Alice", max_items=5).memory.ids) == 2
+
+
+def test_cross_team_visible_and_private_never(project):
+    remember(project, "Bob", "bob shared", tags="cross-team")
+    remember(project, "Bob", "bob private")
+    remember(project, "Bob", "bob core", type="core_context", tags="cross-team")
+    remember(project, "Bob", "bob team-tagged", tags="team")
+    text = context.compile(project, "Alice").text
+    assert text == "## Memory\n- [learning from Bob] bob shared\n"
+
+
+def test_inactive_and_non_boundary_decisions_never_appear(project):
+    old = decide(project, "old rule")
+    new = decide(project, "new rule")
+    services.decision_supersede(project=project, decision_id=old.pk, superseded_by_id=new.pk, by="lead")
+    archived = decide(project, "archived rule", type="scope")
+    services.decision_archive(project=project, decision_id=archived.pk, by="lead")
+    decide(project, "process rule", type="process")
+    decide(project, "technical rule", type="technical")
+    result = context.compile(project, "Alice")
+    assert result.boundaries.ids == [new.pk]
+    assert "old rule" not in result.text and "archived" not in result.text and "process" not in result.text
+
+
+def test_archived_memories_never_appear(project):
+    memory = remember(project, "Alice", "gone", type="core_context")
+    services.memory_archive(project=project, memory_id=memory.pk, by="lead")
+    assert context.compile(project, "Alice").text is None
+
+
+def test_child_gets_boundaries_only(full_ledger):
+    result = context.compile(full_ledger, "Alice", child=True)
+    assert result.text.startswith("## Boundaries and Decisions")
+    assert "## Memory" not in result.text and "## Current Session" not in result.text
+    assert result.memory.ids == [] and result.session.ids == []
+
+
+def test_agent_names_are_case_insensitive(full_ledger):
+    assert context.compile(full_ledger, "ALICE").text == context.compile(full_ledger, "alice").text == GOLDEN
+
+
+def test_unknown_agent_still_gets_boundaries_cross_team_and_session(full_ledger):
+    text = context.compile(full_ledger, "Newcomer").text
+    assert "### Use PostgreSQL" in text
+    assert "- [learning from Bob] Staging resets" in text
+    assert "Alice owns" not in text
+    assert "**Focus:** Session storage" in text
+
+
+def test_compiling_is_deterministic(full_ledger):
+    assert context.compile(full_ledger, "Alice").sha256 == context.compile(full_ledger, "Alice").sha256
+
+
+def test_compile_with_run_id_is_recorded(full_ledger):
+    result = context.compile(full_ledger, "alice", run_id="run-7")
+    compilation = Compilation.objects.get(pk=result.compilation_id)
+    assert (compilation.run_id, compilation.agent.name, compilation.sha256, compilation.text) == (
+        "run-7",
+        "Alice",
+        result.sha256,
+        GOLDEN,
+    )
+    assert sorted(compilation.decisions.values_list("pk", flat=True)) == sorted(result.boundaries.ids)
+    assert sorted(compilation.memories.values_list("pk", flat=True)) == sorted(result.memory.ids)
+    assert compilation.session_id == result.session.ids[0]
+    assert compilation.tokens == result.tokens
+    assert compilation.layers["memory"]["ids"] == result.memory.ids
+
+
+def test_compile_without_run_id_records_nothing(full_ledger):
+    context.compile(full_ledger, "Alice")
+    assert not Compilation.objects.exists()
+
+
+def test_what_was_agent_told_in_a_run(full_ledger):
+    context.compile(full_ledger, "Alice", run_id="r1")
+    context.compile(full_ledger, "Bob", run_id="r1")
+    context.compile(full_ledger, "Alice", run_id="r2")
+    told = context.what_was_told(full_ledger, "ALICE", "r1")
+    assert len(told) == 1
+    assert told[0].text == GOLDEN
+
+
+def test_which_runs_were_told_a_decision(full_ledger):
+    boundary = context.compile(full_ledger, "Alice", run_id="r1").boundaries.ids[0]
+    context.compile(full_ledger, "Bob", run_id="r2", child=True)
+    later = decide(full_ledger, "Later rule")
+    context.compile(full_ledger, "Alice", run_id="r3")
+    from ledger.models import Decision
+
+    assert context.runs_told_decision(Decision.objects.get(pk=boundary)) == [
+        ("Alice", "r1"),
+        ("Bob", "r2"),
+        ("Alice", "r3"),
+    ]
+    assert context.runs_told_decision(later) == [("Alice", "r3")]
+
+
+def test_fail_open_returns_none_with_an_error(full_ledger, monkeypatch, caplog):
+    def broken(*args, **kwargs):
+        raise RuntimeError("database went away")
+
+    monkeypatch.setattr(context, "_select_memories", broken)
+    result = context.compile(full_ledger, "Alice", run_id="r1")
+    assert result.text is None
+    assert "RuntimeError" in result.error
+    assert "context compile failed" in caplog.text
+    assert not Compilation.objects.exists()
+
+
+def test_invalid_agent_name_fails_open_with_a_message(project):
+    result = context.compile(project, "x" * 65)
+    assert result.text is None and "64" in result.error
+
+
+@pytest.mark.parametrize("memories", [0, 5, 60])
+def test_query_count_is_constant(project, django_assert_num_queries, memories):
+    decide(project, "A")
+    for i in range(memories):
+        remember(project, "Alice" if i % 2 else "Bob", f"m{i}", tags="cross-team" if i % 3 == 0 else None)
+    services.session_start(project=project, session_id="s", focus_area="f")
+    with django_assert_num_queries(3):
+        context.compile(project, "Alice")
+
+
+def test_query_count_with_a_skipped_huge_memory(project, django_assert_num_queries):
+    remember(project, "Alice", "word " * 3000, type="core_context")
+    remember(project, "Alice", "small", type="core_context")
+    with django_assert_num_queries(3):
+        result = context.compile(project, "Alice", max_tokens=50)
+    assert len(result.skipped) == 1
+
+
+def test_small_memory_behind_a_page_of_skipped_ones_is_still_reached(project, django_assert_num_queries):
+    small = remember(project, "Alice", "small and old", type="core_context", importance="low")
+    huge = [remember(project, "Alice", "word " * 200, type="core_context") for _ in range(60)]
+    with django_assert_num_queries(4):  # the one case that reads a second, longer page
+        result = context.compile(project, "Alice", max_items=1, max_tokens=50, child=False)
+    assert result.memory.ids == [small.pk]
+    assert result.skipped == [m.pk for m in reversed(huge)]
+
+
+def test_compile_with_run_id_records_in_a_fixed_number_of_queries(full_ledger, django_assert_num_queries):
+    context.compile(full_ledger, "Alice", run_id="warm")  # the agent row exists from now on
+    # 3 reads, the agent, a savepoint and its release, the record, its decisions and its memories.
+    with django_assert_num_queries(9):
+        context.compile(full_ledger, "Alice", run_id="r1")

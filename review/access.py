@@ -1,0 +1,50 @@
+"""Who may see and act on which project in the dashboard (SPEC §7).
+
+Members see their projects; coordinators act, viewers read; everyone else gets 404 for everything of
+a project, so its existence does not leak. Superusers see and act on every project.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.core.exceptions import PermissionDenied
+from django.db.models import QuerySet
+from django.http import Http404, HttpRequest
+
+from ledger.models import MemberRole, Membership, Project
+
+
+@dataclass
+class ProjectAccess:
+    project: Project
+    role: str
+
+    @property
+    def can_act(self) -> bool:
+        return self.role == MemberRole.COORDINATOR
+
+
+def projects_for(user: AbstractBaseUser | AnonymousUser) -> QuerySet[Project]:
+    if getattr(user, "is_superuser", False):
+        return Project.objects.all()
+    return Project.objects.filter(memberships__user_id=user.pk or 0)
+
+
+def project_for_user(request: HttpRequest, slug: str, *, act: bool = False) -> ProjectAccess:
+    """The project for a member (Http404 for anyone else); PermissionDenied when a viewer tries to act."""
+    user = request.user
+    project = Project.objects.filter(slug=slug).first()
+    if project is None:
+        raise Http404("no such project")
+    role: str | None = MemberRole.COORDINATOR
+    if not getattr(user, "is_superuser", False):
+        memberships = Membership.objects.filter(project=project, user_id=user.pk or 0)
+        role = memberships.values_list("role", flat=True).first()
+    if role is None:
+        raise Http404("no such project")
+    access = ProjectAccess(project=project, role=role)
+    if act and not access.can_act:
+        raise PermissionDenied("viewers can read this project but not change it")
+    return access

@@ -1,0 +1,131 @@
+"""django-filter FilterSets for the dashboard lists: filters live in the URL, so views can be bookmarked."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+import django_filters
+from django.db.models import Q, QuerySet
+from django.utils import timezone
+
+from ledger.models import (
+    AgentMemory,
+    Decision,
+    DecisionStatus,
+    DecisionType,
+    EntryStatus,
+    EntryType,
+    Importance,
+    InboxEntry,
+    MemoryType,
+)
+from ledger.values import InvalidValue, agent_key, normalize_tags, tag_needle
+
+AGES = {"day": timedelta(days=1), "week": timedelta(days=7), "month": timedelta(days=30)}
+
+
+def _agent(queryset: QuerySet[Any], name: str, value: str) -> QuerySet[Any]:
+    try:
+        return queryset.filter(agent__key=agent_key(value))
+    except InvalidValue:
+        return queryset.none()
+
+
+class InboxFilter(django_filters.FilterSet):
+    status = django_filters.ChoiceFilter(
+        choices=[*EntryStatus.choices, ("all", "All")], method="filter_status", empty_label=None
+    )
+    type = django_filters.ChoiceFilter(choices=EntryType.choices, empty_label="Any type")
+    agent = django_filters.CharFilter(method=_agent, label="Agent")
+    q = django_filters.CharFilter(method="filter_text", label="Text")
+    age = django_filters.ChoiceFilter(
+        choices=[
+            ("day", "Last 24 hours"),
+            ("week", "Last 7 days"),
+            ("month", "Last 30 days"),
+            ("older", "Older"),
+        ],
+        method="filter_age",
+        empty_label="Any age",
+    )
+
+    class Meta:
+        model = InboxEntry
+        fields: list[str] = []
+
+    def __init__(self, data: Any = None, *args: Any, **kwargs: Any) -> None:
+        data = data.copy() if data is not None else {}
+        data.setdefault("status", EntryStatus.PENDING)
+        super().__init__(data, *args, **kwargs)
+
+    def filter_status(self, queryset: QuerySet[InboxEntry], name: str, value: str) -> QuerySet[InboxEntry]:
+        return queryset if value == "all" else queryset.filter(status=value)
+
+    def filter_text(self, queryset: QuerySet[InboxEntry], name: str, value: str) -> QuerySet[InboxEntry]:
+        return queryset.filter(
+            Q(title__icontains=value) | Q(content__icontains=value) | Q(slug__icontains=value)
+        )
+
+    def filter_age(self, queryset: QuerySet[InboxEntry], name: str, value: str) -> QuerySet[InboxEntry]:
+        now = timezone.now()
+        if value == "older":
+            return queryset.filter(created_at__lt=now - AGES["month"])
+        return queryset.filter(created_at__gte=now - AGES[value])
+
+
+class DecisionFilter(django_filters.FilterSet):
+    status = django_filters.ChoiceFilter(
+        choices=[*DecisionStatus.choices, ("all", "All")], method="filter_status", empty_label=None
+    )
+    type = django_filters.ChoiceFilter(choices=DecisionType.choices, empty_label="Any type")
+    agent = django_filters.CharFilter(method=_agent, label="Agent")
+    since = django_filters.DateFilter(field_name="created_at", lookup_expr="date__gte", label="From")
+    until = django_filters.DateFilter(field_name="created_at", lookup_expr="date__lte", label="To")
+    q = django_filters.CharFilter(method="filter_text", label="Text")
+
+    class Meta:
+        model = Decision
+        fields: list[str] = []
+
+    def __init__(self, data: Any = None, *args: Any, **kwargs: Any) -> None:
+        data = data.copy() if data is not None else {}
+        data.setdefault("status", DecisionStatus.ACTIVE)
+        super().__init__(data, *args, **kwargs)
+
+    def filter_status(self, queryset: QuerySet[Decision], name: str, value: str) -> QuerySet[Decision]:
+        return queryset if value == "all" else queryset.filter(status=value)
+
+    def filter_text(self, queryset: QuerySet[Decision], name: str, value: str) -> QuerySet[Decision]:
+        return queryset.filter(
+            Q(title__icontains=value) | Q(content__icontains=value) | Q(rationale__icontains=value)
+        )
+
+
+class MemoryFilter(django_filters.FilterSet):
+    type = django_filters.ChoiceFilter(choices=MemoryType.choices, empty_label="Any type")
+    importance = django_filters.ChoiceFilter(choices=Importance.choices, empty_label="Any importance")
+    tag = django_filters.CharFilter(method="filter_tag", label="Tag")
+    agent = django_filters.CharFilter(method=_agent, label="Agent")
+    q = django_filters.CharFilter(field_name="content", lookup_expr="icontains", label="Text")
+    archived = django_filters.BooleanFilter(method="filter_archived", label="Archived")
+
+    class Meta:
+        model = AgentMemory
+        fields: list[str] = []
+
+    def __init__(self, data: Any = None, *args: Any, **kwargs: Any) -> None:
+        data = data.copy() if data is not None else {}
+        data.setdefault("archived", "false")
+        super().__init__(data, *args, **kwargs)
+
+    def filter_tag(self, queryset: QuerySet[AgentMemory], name: str, value: str) -> QuerySet[AgentMemory]:
+        match = Q()
+        for tag in normalize_tags(value):
+            match |= Q(tag_index__contains=tag_needle(tag))
+        return queryset.filter(match) if match else queryset
+
+    def filter_archived(
+        self, queryset: QuerySet[AgentMemory], name: str, value: bool | None
+    ) -> QuerySet[AgentMemory]:
+        return queryset.filter(status="archived" if value else "active")

@@ -1,0 +1,85 @@
+"""What a reviewer should be warned about in a proposal, and which decisions it overlaps with."""
+
+from __future__ import annotations
+
+import re
+
+from django.db.models import Q
+
+from ledger.models import Decision, DecisionStatus, InboxEntry
+
+# Zero-width and bidirectional-override characters, and control characters other than tab/newline.
+HIDDEN = re.compile(
+    r"[\u200b-\u200f\u202a-\u202e\u2060-\u2064\ufeff\u00ad\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]"
+)
+INSTRUCTION = re.compile(
+    r"\b(ignore|disregard|forget)\b.{0,40}\b(instructions?|rules?|prompts?|context)\b"
+    r"|\bsystem prompt\b|\byou (must|should) (always|never)\b|\balways approve\b|\bnew instructions?\b"
+    r"|\bas an ai\b|\bdo not tell\b",
+    re.IGNORECASE | re.DOTALL,
+)
+STOP_WORDS = frozenset(
+    [
+        "the",
+        "a",
+        "an",
+        "and",
+        "or",
+        "of",
+        "to",
+        "in",
+        "on",
+        "for",
+        "with",
+        "use",
+        "using",
+        "from",
+        "by",
+        "be",
+        "is",
+        "are",
+        "not",
+        "no",
+        "all",
+        "our",
+    ]
+)
+
+
+def flags(*texts: str) -> list[str]:
+    """Short warnings for the reviewer: hidden characters, text that reads like orders to agents."""
+    joined = "\n".join(texts)
+    found = []
+    if HIDDEN.search(joined):
+        found.append("hidden characters")
+    if INSTRUCTION.search(joined):
+        found.append("instruction-like")
+    return found
+
+
+def _words(title: str) -> set[str]:
+    return {w for w in re.findall(r"[a-z0-9]{3,}", title.lower()) if w not in STOP_WORDS}
+
+
+def related_decisions(entry: InboxEntry, limit: int = 5) -> list[Decision]:
+    """Active decisions most related to an entry: shared title words, then the same type.
+
+    One bounded query (at most 100 candidates), ranked in Python: fast whatever the ledger's size.
+    """
+    words = sorted(_words(entry.title or entry.slug.replace("-", " ")), key=len, reverse=True)[:6]
+    match = Q(type=entry.type)
+    for word in words:
+        match |= Q(title__icontains=word)
+    candidates = list(
+        Decision.objects.filter(project_id=entry.project_id, status=DecisionStatus.ACTIVE)
+        .filter(match)
+        .select_related("agent")
+        .order_by("-created_at", "-id")[:100]
+    )
+    wanted = set(words)
+
+    def score(decision: Decision) -> tuple[int, int]:
+        return (len(wanted & _words(decision.title)) * 2 + (decision.type == entry.type), decision.pk)
+
+    ranked = sorted(candidates, key=score, reverse=True)
+    return [d for d in ranked if score(d)[0] > 0][:limit]

@@ -1,0 +1,40 @@
+"""Small presentation helpers for the dashboard templates."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from django import template
+from django.utils import timezone
+from django.utils.html import format_html
+from django.utils.timesince import timesince
+
+register = template.Library()
+
+
+@register.filter
+def ago(value: datetime | None) -> str:
+    """'3 hours ago' with the exact time on hover."""
+    if value is None:
+        return ""
+    local = timezone.localtime(value)
+    short = timesince(value).split(",")[0]
+    return format_html(
+        '<time datetime="{}" title="{}">{} ago</time>',
+        local.isoformat(),
+        local.strftime("%Y-%m-%d %H:%M:%S %Z"),
+        short,
+    )
+
+
+@register.simple_tag(takes_context=True)
+def query_with(context: template.Context, **changes: object) -> str:
+    """The current query string with some parameters replaced (pagination that keeps the filters)."""
+    params = context["request"].GET.copy()
+    for key, value in changes.items():
+        if value in (None, ""):
+            params.pop(key, None)
+        else:
+            params[key] = str(value)
+    encoded = params.urlencode()
+    return f"?{encoded}" if encoded else "?"

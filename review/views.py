@@ -1,0 +1,227 @@
+"""The review dashboard: projects, and the inbox coordinators triage (SPEC §7).
+
+Every view checks membership through `review.access`; writes go through `ledger.services`. Actions
+answer an htmx request with the fragment to swap and a plain form post with a redirect back to the
+list it came from (post/redirect/get), so everything works without JavaScript too.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.paginator import Paginator
+from django.db.models import Case, Count, IntegerField, Q, QuerySet, Value, When
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect, QueryDict
+from django.shortcuts import get_object_or_404, render
+from django.urls import reverse
+from django.utils.http import url_has_allowed_host_and_scheme
+from django.views.decorators.http import require_GET, require_POST
+
+from ledger import services
+from ledger.models import BOUNDARY_TYPES, AuditEvent, EntryStatus, InboxEntry, MirrorKind, MirrorRun, Project
+from review.access import ProjectAccess, project_for_user, projects_for
+from review.filters import InboxFilter
+from review.inspect import flags, related_decisions
+
+PAGE_SIZE = 50
+BULK_LIMIT = 200
+
+
+def _counts(project: Project) -> dict[str, int]:
+    """Entries by status, in one query (navigation and inbox header)."""
+    totals = InboxEntry.objects.filter(project=project).aggregate(
+        pending=Count("id", filter=Q(status=EntryStatus.PENDING)),
+        merged=Count("id", filter=Q(status=EntryStatus.MERGED)),
+        rejected=Count("id", filter=Q(status=EntryStatus.REJECTED)),
+    )
+    return {key: value or 0 for key, value in totals.items()}
+
+
+def project_context(access: ProjectAccess, **extra: Any) -> dict[str, Any]:
+    return {"project": access.project, "access": access, "counts": _counts(access.project), **extra}
+
+
+def _back(request: HttpRequest, fallback: str) -> HttpResponseRedirect:
+    """Redirect to `next` when it is a local URL (the filtered list the action came from)."""
+    target = request.POST.get("next") or request.GET.get("next") or ""
+    if not url_has_allowed_host_and_scheme(
+        target, allowed_hosts={request.get_host()}
+    ) or not target.startswith("/"):
+        target = fallback
+    return HttpResponseRedirect(target)
+
+
+@require_GET
+@login_required
+def home(request: HttpRequest) -> HttpResponse:
+    projects = projects_for(request.user).annotate(
+        pending=Count("entries", filter=Q(entries__status=EntryStatus.PENDING))
+    )
+    return render(request, "review/home.html", {"projects": projects.order_by("slug")})
+
+
+@require_GET
+@login_required
+def project_page(request: HttpRequest, project: str) -> HttpResponse:
+    access = project_for_user(request, project)
+    runs = {
+        kind: MirrorRun.objects.filter(project=access.project, kind=kind).first()
+        for kind in MirrorKind.values
+    }
+    return render(
+        request,
+        "review/project.html",
+        project_context(
+            access,
+            decisions=access.project.decisions.filter(status="active").count(),
+            memories=access.project.memories.filter(status="active").count(),
+            recent=AuditEvent.objects.filter(project=access.project)[:10],
+            runs=runs,
+        ),
+    )
+
+
+def inbox_queryset(project: Project) -> QuerySet[InboxEntry]:
+    """Pending architectural and scope entries first, then other pending ones, oldest first; then decided."""
+    priority = Case(
+        When(status=EntryStatus.PENDING, type__in=BOUNDARY_TYPES, then=Value(0)),
+        When(status=EntryStatus.PENDING, then=Value(1)),
+        default=Value(2),
+        output_field=IntegerField(),
+    )
+    return (
+        InboxEntry.objects.filter(project=project)
+        .select_related("agent")
+        .annotate(priority=priority)
+        .order_by("priority", "created_at", "id")
+    )
+
+
+def _decorate(entries: Any) -> Any:
+    for entry in entries:
+        entry.flags = flags(entry.title, entry.content, entry.rationale)
+    return entries
+
+
+@require_GET
+@login_required
+def inbox(request: HttpRequest, project: str) -> HttpResponse:
+    access = project_for_user(request, project)
+    return _render_inbox(request, access)
+
+
+def _render_inbox(
+    request: HttpRequest, access: ProjectAccess, *, template: str = "review/inbox.html"
+) -> HttpResponse:
+    filterset = InboxFilter(request.GET, queryset=inbox_queryset(access.project))
+    entries = filterset.qs if filterset.is_valid() else InboxEntry.objects.none()
+    page = Paginator(entries, PAGE_SIZE).get_page(request.GET.get("page"))
+    _decorate(page.object_list)
+    context = project_context(access, filter=filterset, page=page, query=request.GET.urlencode(), nav="inbox")
+    if request.htmx and template == "review/inbox.html":  # type: ignore[attr-defined]
+        template = "review/inbox.html#inbox-list"
+    return render(request, template, context)
+
+
+@require_GET
+@login_required
+def entry_page(request: HttpRequest, project: str, entry_id: int) -> HttpResponse:
+    access = project_for_user(request, project)
+    entry = get_object_or_404(
+        InboxEntry.objects.select_related("agent", "decision", "memory"), project=access.project, pk=entry_id
+    )
+    entry.flags = flags(entry.title, entry.content, entry.rationale)  # type: ignore[attr-defined]
+    return render(
+        request,
+        "review/entry.html",
+        project_context(
+            access,
+            nav="inbox",
+            entry=entry,
+            related=related_decisions(entry),
+            trail=AuditEvent.objects.filter(object_type="inboxentry", object_id=entry.pk),
+        ),
+    )
+
+
+def _review(request: HttpRequest, project: str, entry_id: int, action: str) -> HttpResponse:
+    access = project_for_user(request, project, act=True)
+    by = request.user.get_username()
+    error = ""
+    try:
+        if action == "merge":
+            services.entry_merge(project=access.project, entry_id=entry_id, by=by, via="dashboard")
+        else:
+            reason = request.POST.get(f"reason_{entry_id}") or request.POST.get("reason", "")
+            services.entry_reject(
+                project=access.project, entry_id=entry_id, by=by, reason=reason, via="dashboard"
+            )
+    except services.NotFound as exc:
+        raise Http404(exc.message) from exc
+    except services.LedgerError as exc:
+        error = exc.message
+    if request.htmx:  # type: ignore[attr-defined]
+        entry = get_object_or_404(inbox_queryset(access.project), pk=entry_id)
+        _decorate([entry])
+        return render(
+            request,
+            "review/inbox.html#entry-row-swap",
+            project_context(access, entry=entry, row_error=error),
+        )
+    if error:
+        messages.error(request, error)
+    else:
+        messages.success(request, f"Entry {entry_id} {'merged' if action == 'merge' else 'rejected'}.")
+    return _back(request, reverse("review:inbox", args=[access.project.slug]))
+
+
+@require_POST
+@login_required
+def entry_merge(request: HttpRequest, project: str, entry_id: int) -> HttpResponse:
+    return _review(request, project, entry_id, "merge")
+
+
+@require_POST
+@login_required
+def entry_reject(request: HttpRequest, project: str, entry_id: int) -> HttpResponse:
+    return _review(request, project, entry_id, "reject")
+
+
+@require_POST
+@login_required
+def inbox_bulk(request: HttpRequest, project: str) -> HttpResponse:
+    """Merge or reject every selected entry; each one on its own, so one refusal does not stop the rest."""
+    access = project_for_user(request, project, act=True)
+    action = request.POST.get("action")
+    ids = [int(v) for v in request.POST.getlist("ids") if v.isdigit()][:BULK_LIMIT]
+    done, refused = 0, []
+    if action not in ("merge", "reject"):
+        refused.append("choose merge or reject")
+    elif not ids:
+        refused.append("select at least one entry")
+    else:
+        by = request.user.get_username()
+        reason = request.POST.get("reason", "")
+        for entry_id in ids:
+            try:
+                if action == "merge":
+                    services.entry_merge(project=access.project, entry_id=entry_id, by=by, via="dashboard")
+                else:
+                    services.entry_reject(
+                        project=access.project, entry_id=entry_id, by=by, reason=reason, via="dashboard"
+                    )
+                done += 1
+            except services.LedgerError as exc:
+                refused.append(f"#{entry_id}: {exc.message}")
+    verb = "merged" if action == "merge" else "rejected"
+    if done:
+        messages.success(request, f"{done} {'entry' if done == 1 else 'entries'} {verb}.")
+    for problem in refused:
+        messages.error(request, problem)
+    if request.htmx:  # type: ignore[attr-defined]
+        # Re-render the list with the filters it was showing (sent along as `query`).
+        request.GET = QueryDict(request.POST.get("query", ""))  # type: ignore[assignment]
+        return _render_inbox(request, access, template="review/inbox.html#inbox-list")
+    return _back(request, reverse("review:inbox", args=[access.project.slug]))

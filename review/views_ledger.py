@@ -1,0 +1,367 @@
+"""The dashboard's ledger pages: decisions and their history, memory, sessions, what agents were told,
+and the mirror (SPEC §7). Same rules as `review.views`: access checks first, writes through services,
+post/redirect/get for plain forms.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.paginator import Paginator
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_POST
+
+from ledger import mirror, selectors, services
+from ledger.context import runs_told_decision
+from ledger.models import (
+    AgentMemory,
+    AuditEvent,
+    Compilation,
+    Decision,
+    DecisionStatus,
+    DecisionType,
+    Importance,
+    MirrorKind,
+    MirrorRun,
+    Session,
+)
+from review.access import ProjectAccess, project_for_user
+from review.filters import DecisionFilter, MemoryFilter
+from review.views import PAGE_SIZE, _back, project_context
+
+SUPERSEDE_CHOICES = 200
+
+
+def _trail(object_type: str, object_id: int) -> Any:
+    return AuditEvent.objects.filter(object_type=object_type, object_id=object_id)
+
+
+def _refused(request: HttpRequest, exc: services.LedgerError) -> None:
+    messages.error(request, exc.message)
+
+
+# --- decisions ----------------------------------------------------------------------------------
+
+
+@require_GET
+@login_required
+def decisions(request: HttpRequest, project: str) -> HttpResponse:
+    access = project_for_user(request, project)
+    base = (
+        Decision.objects.filter(project=access.project).select_related("agent").order_by("-created_at", "-id")
+    )
+    filterset = DecisionFilter(request.GET, queryset=base)
+    rows = filterset.qs if filterset.is_valid() else Decision.objects.none()
+    page = Paginator(rows, PAGE_SIZE).get_page(request.GET.get("page"))
+    template = "review/decisions.html#decision-list" if request.htmx else "review/decisions.html"  # type: ignore[attr-defined]
+    return render(
+        request,
+        template,
+        project_context(access, nav="decisions", filter=filterset, page=page, types=DecisionType.choices),
+    )
+
+
+def _decision_page(
+    request: HttpRequest, access: ProjectAccess, decision: Decision, status: int = 200
+) -> HttpResponse:
+    replaced, successors = selectors.decision_chain(decision)
+    choices = (
+        Decision.objects.filter(project=access.project, status=DecisionStatus.ACTIVE)
+        .exclude(pk=decision.pk)
+        .order_by("-created_at", "-id")[:SUPERSEDE_CHOICES]
+    )
+    source_entry = getattr(decision, "source_entry", None)
+    return render(
+        request,
+        "review/decision.html",
+        project_context(
+            access,
+            nav="decisions",
+            decision=decision,
+            revisions=decision.revisions.all(),
+            replaced=replaced,
+            successors=successors,
+            source_entry=source_entry,
+            choices=choices,
+            types=DecisionType.choices,
+            runs=runs_told_decision(decision)[:50],
+            trail=_trail("decision", decision.pk),
+        ),
+        status=status,
+    )
+
+
+def _decision(access: ProjectAccess, decision_id: int) -> Decision:
+    return get_object_or_404(
+        Decision.objects.select_related("agent", "superseded_by"), project=access.project, pk=decision_id
+    )
+
+
+@require_GET
+@login_required
+def decision_page(request: HttpRequest, project: str, decision_id: int) -> HttpResponse:
+    access = project_for_user(request, project)
+    return _decision_page(request, access, _decision(access, decision_id))
+
+
+@require_POST
+@login_required
+def decision_edit(request: HttpRequest, project: str, decision_id: int) -> HttpResponse:
+    access = project_for_user(request, project, act=True)
+    decision = _decision(access, decision_id)
+    try:
+        services.decision_edit(
+            project=access.project,
+            decision_id=decision.pk,
+            by=request.user.get_username(),
+            via="dashboard",
+            title=request.POST.get("title", decision.title),
+            content=request.POST.get("content", decision.content),
+            rationale=request.POST.get("rationale", decision.rationale),
+        )
+        messages.success(request, "Saved. The previous text is kept as a revision.")
+    except services.LedgerError as exc:
+        _refused(request, exc)
+    return redirect("review:decision", access.project.slug, decision.pk)
+
+
+@require_POST
+@login_required
+def decision_archive(request: HttpRequest, project: str, decision_id: int) -> HttpResponse:
+    access = project_for_user(request, project, act=True)
+    decision = _decision(access, decision_id)
+    try:
+        services.decision_archive(
+            project=access.project, decision_id=decision.pk, by=request.user.get_username(), via="dashboard"
+        )
+        messages.success(request, "Archived.")
+    except services.LedgerError as exc:
+        _refused(request, exc)
+    return redirect("review:decision", access.project.slug, decision.pk)
+
+
+@require_POST
+@login_required
+def decision_supersede(request: HttpRequest, project: str, decision_id: int) -> HttpResponse:
+    """Supersede by an existing active decision (`superseded_by`), or by a new one written here."""
+    access = project_for_user(request, project, act=True)
+    decision = _decision(access, decision_id)
+    by = request.user.get_username()
+    target = decision.pk
+    try:
+        if request.POST.get("mode") == "new":
+            new = services.decision_create(
+                project=access.project,
+                agent_name=request.POST.get("agent_name") or by,
+                type=request.POST.get("type", decision.type),
+                title=request.POST.get("title", ""),
+                content=request.POST.get("content", ""),
+                rationale=request.POST.get("rationale", ""),
+                supersedes=[decision.pk],
+                by=by,
+                via="dashboard",
+            )
+            target = new.pk
+        else:
+            raw = request.POST.get("superseded_by", "")
+            if not raw.isdigit():
+                raise services.Invalid("choose the decision that replaces this one")
+            services.decision_supersede(
+                project=access.project,
+                decision_id=decision.pk,
+                superseded_by_id=int(raw),
+                by=by,
+                via="dashboard",
+            )
+        messages.success(request, "Superseded. The chain is shown below.")
+    except services.LedgerError as exc:
+        _refused(request, exc)
+    return redirect("review:decision", access.project.slug, target)
+
+
+@require_POST
+@login_required
+def decision_new(request: HttpRequest, project: str) -> HttpResponse:
+    access = project_for_user(request, project, act=True)
+    by = request.user.get_username()
+    try:
+        decision = services.decision_create(
+            project=access.project,
+            agent_name=request.POST.get("agent_name") or by,
+            type=request.POST.get("type", ""),
+            title=request.POST.get("title", ""),
+            content=request.POST.get("content", ""),
+            rationale=request.POST.get("rationale", ""),
+            by=by,
+            via="dashboard",
+        )
+    except services.LedgerError as exc:
+        _refused(request, exc)
+        return redirect("review:decisions", access.project.slug)
+    messages.success(request, "Decision recorded.")
+    return redirect("review:decision", access.project.slug, decision.pk)
+
+
+# --- memory -------------------------------------------------------------------------------------
+
+
+@require_GET
+@login_required
+def memory(request: HttpRequest, project: str) -> HttpResponse:
+    access = project_for_user(request, project)
+    base = (
+        AgentMemory.objects.filter(project=access.project)
+        .select_related("agent")
+        .order_by("-created_at", "-id")
+    )
+    filterset = MemoryFilter(request.GET, queryset=base)
+    rows = filterset.qs if filterset.is_valid() else AgentMemory.objects.none()
+    page = Paginator(rows, PAGE_SIZE).get_page(request.GET.get("page"))
+    return render(
+        request,
+        "review/memory.html",
+        project_context(access, nav="memory", filter=filterset, page=page, importances=Importance.choices),
+    )
+
+
+def _memory_action(request: HttpRequest, project: str, memory_id: int, **changes: Any) -> HttpResponse:
+    access = project_for_user(request, project, act=True)
+    item = get_object_or_404(AgentMemory, project=access.project, pk=memory_id)
+    error = ""
+    try:
+        item = services.memory_edit(
+            project=access.project,
+            memory_id=item.pk,
+            by=request.user.get_username(),
+            via="dashboard",
+            **changes,
+        )
+    except services.LedgerError as exc:
+        error = exc.message
+    if request.htmx:  # type: ignore[attr-defined]
+        item = AgentMemory.objects.select_related("agent").get(pk=item.pk)
+        return render(
+            request,
+            "review/memory.html#memory-row",
+            project_context(access, item=item, row_error=error, importances=Importance.choices),
+        )
+    if error:
+        messages.error(request, error)
+    else:
+        messages.success(request, f"Memory {item.pk} saved.")
+    return _back(request, reverse("review:memory", args=[access.project.slug]))
+
+
+@require_POST
+@login_required
+def memory_edit(request: HttpRequest, project: str, memory_id: int) -> HttpResponse:
+    return _memory_action(
+        request,
+        project,
+        memory_id,
+        importance=request.POST.get("importance") or None,
+        tags=request.POST.get("tags"),
+    )
+
+
+@require_POST
+@login_required
+def memory_archive(request: HttpRequest, project: str, memory_id: int) -> HttpResponse:
+    return _memory_action(request, project, memory_id, status="archived")
+
+
+# --- sessions and what agents were told ---------------------------------------------------------
+
+
+@require_GET
+@login_required
+def sessions(request: HttpRequest, project: str) -> HttpResponse:
+    access = project_for_user(request, project)
+    page = Paginator(Session.objects.filter(project=access.project), PAGE_SIZE).get_page(
+        request.GET.get("page")
+    )
+    return render(request, "review/sessions.html", project_context(access, nav="sessions", page=page))
+
+
+@require_GET
+@login_required
+def compilations(request: HttpRequest, project: str) -> HttpResponse:
+    access = project_for_user(request, project)
+    rows = Compilation.objects.filter(project=access.project).select_related("agent").defer("text")
+    agent = request.GET.get("agent", "").strip()
+    run = request.GET.get("run", "").strip()
+    if agent:
+        rows = rows.filter(agent__key=selectors.agent_filter_key(agent))
+    if run:
+        rows = rows.filter(run_id=run)
+    page = Paginator(rows, PAGE_SIZE).get_page(request.GET.get("page"))
+    return render(
+        request,
+        "review/compilations.html",
+        project_context(access, nav="compilations", page=page, agent=agent, run=run),
+    )
+
+
+@require_GET
+@login_required
+def compilation_page(request: HttpRequest, project: str, compilation_id: int) -> HttpResponse:
+    access = project_for_user(request, project)
+    compilation = get_object_or_404(
+        Compilation.objects.select_related("agent", "session"), project=access.project, pk=compilation_id
+    )
+    return render(
+        request,
+        "review/compilation.html",
+        project_context(
+            access,
+            nav="compilations",
+            compilation=compilation,
+            decisions=compilation.decisions.order_by("created_at", "id"),
+            memories=compilation.memories.select_related("agent"),
+        ),
+    )
+
+
+# --- mirror -------------------------------------------------------------------------------------
+
+
+@require_GET
+@login_required
+def mirror_page(request: HttpRequest, project: str) -> HttpResponse:
+    access = project_for_user(request, project)
+    runs = {
+        kind: MirrorRun.objects.filter(project=access.project, kind=kind).first()
+        for kind in MirrorKind.values
+    }
+    history = MirrorRun.objects.filter(project=access.project)[:20]
+    return render(
+        request, "review/mirror.html", project_context(access, nav="mirror", runs=runs, history=history)
+    )
+
+
+def _mirror_action(request: HttpRequest, project: str, kind: str) -> HttpResponse:
+    access = project_for_user(request, project, act=True)
+    result = mirror.run_and_record(
+        access.project, kind, trigger="dashboard", actor=request.user.get_username()
+    )
+    if result.ok:
+        messages.success(request, result.summary())
+    else:
+        messages.error(request, result.summary())
+    return redirect("review:mirror", access.project.slug)
+
+
+@require_POST
+@login_required
+def mirror_import(request: HttpRequest, project: str) -> HttpResponse:
+    return _mirror_action(request, project, MirrorKind.IMPORT)
+
+
+@require_POST
+@login_required
+def mirror_export(request: HttpRequest, project: str) -> HttpResponse:
+    return _mirror_action(request, project, MirrorKind.EXPORT)

@@ -127,3 +127,15 @@ def test_content_security_policy_allows_no_inline_script(lead):
     policy = lead.get("/")["Content-Security-Policy"]
     assert "script-src 'self'" in policy
     assert "unsafe-inline" not in policy and "unsafe-eval" not in policy
+
+
+def test_anonymous_htmx_action_is_sent_to_login_as_a_whole_page(objects, project):
+    """htmx would follow a plain redirect itself and swap the login page into the row."""
+    response = Client().post(
+        url("entry_merge", {"entry_id": "entry"}, objects),
+        HTTP_HX_REQUEST="true",
+        HTTP_HX_CURRENT_URL="http://testserver/p/alpha/inbox/?type=scope",
+    )
+    assert response.status_code == 200
+    assert response["HX-Redirect"] == "/login/?next=/p/alpha/inbox/%3Ftype%3Dscope"
+    assert project.entries.get(pk=objects["entry"]).status == "pending"

@@ -8,3 +8,29 @@ document.addEventListener("change", (event) => {
     item.checked = box.checked;
   }
 });
+
+// htmx 2 does not swap error answers: say so instead of leaving a click that seems to do nothing.
+function showProblem(text) {
+  const box = document.getElementById("messages");
+  if (!box) return;
+  const line = document.createElement("p");
+  line.className = "message error";
+  line.setAttribute("role", "alert");
+  line.textContent = text;
+  box.replaceChildren(line);
+}
+
+document.addEventListener("htmx:responseError", (event) => {
+  const status = event.detail.xhr.status;
+  if (status === 403) {
+    showProblem("Refused (403): you may not do this, or the page is out of date. Reload the page and try again.");
+  } else if (status === 404) {
+    showProblem("Not found (404): it may have been removed from your view. Reload the page.");
+  } else {
+    showProblem(`The server could not do this (${status}). Nothing was changed by this click; try again.`);
+  }
+});
+
+document.addEventListener("htmx:sendError", () => {
+  showProblem("The server could not be reached. Nothing was changed; check the connection and try again.");
+});

@@ -10,7 +10,7 @@ from django.conf import settings
 from playwright.sync_api import Page, expect
 
 from ledger import services
-from ledger.models import Decision, DecisionStatus, EntryStatus, InboxEntry
+from ledger.models import Decision, DecisionStatus, EntryStatus, InboxEntry, Membership
 
 from .conftest import PASSWORD
 
@@ -192,6 +192,19 @@ def test_an_htmx_action_after_the_login_expired_opens_the_login_page(page, signe
     page.get_by_role("button", name="Sign in").click()
     expect(page).to_have_url(re.compile(r"/p/alpha/inbox/\?type=technical$"))
     expect(row(page, entry).get_by_role("button", name="Merge Late")).to_be_visible()
+
+
+def test_a_refused_htmx_action_says_so_and_changes_nothing(page, signed_in, submit, coordinator_user):
+    entry = submit("contested", title="Contested")
+    page.goto(INBOX)
+    # The reviewer's role is lowered while the page is open: the next click is refused with 403.
+    Membership.objects.filter(user=coordinator_user).update(role="viewer")
+    row(page, entry).get_by_role("button", name="Merge Contested").click()
+
+    expect(page.locator("#messages [role=alert]")).to_contain_text("Refused (403)")
+    expect(row(page, entry).get_by_role("button", name="Merge Contested")).to_be_visible()
+    entry.refresh_from_db()
+    assert entry.status == EntryStatus.PENDING
 
 
 @pytest.mark.parametrize("context_options", [{"bypass_csp": True}], ids=["csp-off"])

@@ -178,8 +178,9 @@ class Command(BaseCommand):
         )
 
     def _seed(self, project: Project) -> None:
+        created = {}
         for agent, type_, title, content, rationale in DECISIONS:
-            services.decision_create(
+            created[title] = services.decision_create(
                 project=project,
                 agent_name=agent,
                 type=type_,
@@ -189,6 +190,29 @@ class Command(BaseCommand):
                 by="lead",
                 via="command",
             )
+        # A rule that was replaced and then refined, so the supersession chain and an earlier version
+        # show from the start.
+        replacement = services.decision_create(
+            project=project,
+            agent_name="Alice",
+            type="technical",
+            title="HTTP clients time out after 5 seconds",
+            content="Every outbound HTTP call sets a connect timeout of 2 seconds and a read timeout of 5.",
+            rationale="Ten seconds let one slow dependency eat a whole agent turn.",
+            supersedes=[created["HTTP clients time out after 10 seconds"].pk],
+            by="lead",
+            via="command",
+        )
+        services.decision_edit(
+            project=project,
+            decision_id=replacement.pk,
+            content=(
+                "Every outbound HTTP call sets a connect timeout of 2 seconds and a read timeout of 5. "
+                "Streaming responses may raise the read timeout to 30 seconds."
+            ),
+            by="lead",
+            via="command",
+        )
         for agent, slug, type_, title, content, rationale in ENTRIES:
             services.entry_submit(
                 project=project,

@@ -34,3 +34,13 @@ document.addEventListener("htmx:responseError", (event) => {
 document.addEventListener("htmx:sendError", () => {
   showProblem("The server could not be reached. Nothing was changed; check the connection and try again.");
 });
+
+// A row's Reject sends the reason typed in the bar above the list; clear it once used, so the next
+// rejection does not silently carry the same reason. (The row, and the button with it, is swapped out
+// by then, so the form is found by its id.)
+document.addEventListener("htmx:afterRequest", (event) => {
+  const path = event.detail.requestConfig ? event.detail.requestConfig.path : "";
+  if (!event.detail.successful || !/\/inbox\/\d+\/reject$/.test(path)) return;
+  const reason = document.querySelector("#bulk input[name=reason]");
+  if (reason) reason.value = "";
+});

@@ -90,6 +90,8 @@ def test_merge_and_reject_happen_in_place_without_a_reload(page, signed_in, subm
     expect(page.locator("#inbox-counts")).to_contain_text("1 pending")
     expect(page.locator("#inbox-counts")).to_contain_text("1 merged")
     expect(page.locator("#inbox-counts")).to_contain_text("1 rejected")
+    # The reason was used up: the next rejection does not carry it along.
+    expect(page.get_by_label("Reason")).to_have_value("")
 
     assert page.evaluate("window.__marker") == 1, "the page was reloaded"
     to_merge.refresh_from_db()

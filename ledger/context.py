@@ -356,13 +356,28 @@ def what_was_told(project: Project, agent: str, run_id: str) -> list[Compilation
     )
 
 
-def runs_told_decision(decision: Decision) -> list[tuple[str, str]]:
-    """Which runs were told decision D: distinct (agent name, run id) pairs, oldest compile first."""
-    seen: dict[tuple[str, str], None] = {}
-    for name, run in (
+def runs_told_decision(decision: Decision, limit: int | None = None) -> list[tuple[str, str]]:
+    """Which runs were told decision D: distinct (agent name, run id) pairs, oldest compile first.
+
+    Every compile records the boundaries it told, so a long-lived one is in thousands of compilations:
+    with `limit`, they are read a batch at a time until that many pairs are found (usually one batch).
+    """
+    rows = (
         Compilation.objects.filter(decisions=decision)
         .order_by("created_at", "id")
         .values_list("agent__name", "run_id")
-    ):
-        seen.setdefault((name, run), None)
-    return list(seen)
+    )
+    seen: dict[tuple[str, str], None] = {}
+    if limit is None:
+        for pair in rows:
+            seen.setdefault(pair, None)
+        return list(seen)
+    batch, start = 2 * limit, 0
+    while len(seen) < limit:
+        chunk = list(rows[start : start + batch])
+        for pair in chunk:
+            seen.setdefault(pair, None)
+        if len(chunk) < batch:
+            break
+        start += batch
+    return list(seen)[:limit]

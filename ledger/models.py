@@ -188,8 +188,12 @@ class InboxEntry(models.Model):
             ),
         ]
         indexes = [
-            # Inbox lists: GET /decisions/inbox?status=… and the review queue, newest/oldest first.
-            models.Index(fields=["project", "status", "created_at"], name="ledger_entry_status_created"),
+            # Inbox lists: GET /decisions/inbox?status=… newest first, and the dashboard's review queue,
+            # whose computed order (boundary types first, then oldest) is sorted from this index alone
+            # (`review.views._queue_page`); the entries-by-status counts of every dashboard page.
+            models.Index(
+                fields=["project", "status", "created_at", "id", "type"], name="ledger_entry_review_queue"
+            ),
             # Scribe: a run's pending entries of one agent.
             models.Index(fields=["project", "agent", "status", "run_id"], name="ledger_entry_agent_run"),
         ]

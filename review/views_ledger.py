@@ -88,7 +88,7 @@ def _decision_page(
             source_entry=source_entry,
             choices=choices,
             types=DecisionType.choices,
-            runs=runs_told_decision(decision)[:50],
+            runs=runs_told_decision(decision, limit=50),
             trail=_trail("decision", decision.pk),
         ),
         status=status,

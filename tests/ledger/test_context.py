@@ -288,6 +288,19 @@ def test_which_runs_were_told_a_decision(full_ledger):
     assert context.runs_told_decision(later) == [("Alice", "r3")]
 
 
+def test_runs_told_a_decision_up_to_a_limit_read_past_repeated_runs(full_ledger):
+    boundary = context.compile(full_ledger, "Alice", run_id="r1").boundaries.ids[0]
+    for _ in range(4):  # fills the first batch (2 x limit) with one pair
+        context.compile(full_ledger, "Alice", run_id="r1")
+    context.compile(full_ledger, "Bob", run_id="r2")
+    context.compile(full_ledger, "Alice", run_id="r3")
+    from ledger.models import Decision
+
+    decision = Decision.objects.get(pk=boundary)
+    assert context.runs_told_decision(decision, limit=2) == [("Alice", "r1"), ("Bob", "r2")]
+    assert context.runs_told_decision(decision, limit=5) == context.runs_told_decision(decision)
+
+
 def test_fail_open_returns_none_with_an_error(full_ledger, monkeypatch, caplog):
     def broken(*args, **kwargs):
         raise RuntimeError("database went away")

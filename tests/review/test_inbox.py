@@ -63,14 +63,37 @@ def test_pagination(lead, project):
     assert len(lead.get(INBOX, {"page": 2}).context["page"].object_list) == 5
 
 
-@pytest.mark.parametrize("size", [5, 40])
+@pytest.mark.parametrize("size", [3, 60])
 def test_inbox_makes_a_fixed_number_of_queries(lead, project, django_assert_num_queries, size):
+    types = ["architectural", "technical", "learning", "scope"]
     for i in range(size):
-        submit(project, f"e{i}", agent=f"agent-{i % 4}")
+        submit(project, f"e{i}", type=types[i % 4], agent=f"agent-{i % 4}")
     lead.get(INBOX)  # warm the session and user
     # session, user, project, membership, counts, page count, page rows
     with django_assert_num_queries(7):
-        lead.get(INBOX)
+        response = lead.get(INBOX)
+    assert len(response.context["page"].object_list) == min(size, 50)
+
+
+@pytest.mark.parametrize("size", [3, 60])
+def test_filtered_and_later_inbox_pages_make_the_same_number_of_queries(
+    lead, project, django_assert_num_queries, size
+):
+    for i in range(size):
+        submit(project, f"e{i}", type="scope", agent=f"agent-{i % 4}", title=f"Cache rule {i}")
+    lead.get(INBOX)
+    with django_assert_num_queries(7):
+        lead.get(INBOX, {"type": "scope", "q": "cache", "page": 2})
+
+
+def test_later_pages_continue_the_queue_order(lead, project):
+    for i in range(55):
+        submit(project, f"e{i:02d}", type="scope" if i % 5 == 0 else "technical")
+    everything = row_order(lead.get(INBOX, {"status": "all"})) + row_order(
+        lead.get(INBOX, {"status": "all", "page": 2})
+    )
+    expected = [f"e{i:02d}" for i in range(55) if i % 5 == 0] + [f"e{i:02d}" for i in range(55) if i % 5]
+    assert everything == expected
 
 
 def test_row_flags_hidden_characters_and_instructions(lead, project):

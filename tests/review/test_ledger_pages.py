@@ -18,9 +18,8 @@ from ledger.models import AgentMemory, AuditEvent, Decision, DecisionRevision, M
 
 def make(project, title, **kw):
     kw.setdefault("type", "architectural")
-    return services.decision_create(
-        project=project, agent_name="lead", title=title, content=f"{title}.", by="l", **kw
-    )
+    kw.setdefault("agent_name", "lead")
+    return services.decision_create(project=project, title=title, content=f"{title}.", by="l", **kw)
 
 
 def test_decisions_default_to_active_and_filter(lead, project):
@@ -39,13 +38,15 @@ def test_bad_date_filter_is_a_message_not_an_error(lead, project):
     assert response.status_code == 200 and b"message error" in response.content
 
 
-@pytest.mark.parametrize("size", [3, 30])
+@pytest.mark.parametrize("size", [3, 60])
 def test_decision_list_makes_a_fixed_number_of_queries(lead, project, django_assert_num_queries, size):
     for i in range(size):
-        make(project, f"rule {i}")
+        make(project, f"rule {i}", agent_name=f"agent-{i % 4}")
     lead.get("/p/alpha/decisions/")
+    # session, user, project, membership, page count, counts, page rows
     with django_assert_num_queries(7):
-        lead.get("/p/alpha/decisions/")
+        response = lead.get("/p/alpha/decisions/")
+    assert len(response.context["page"].object_list) == min(size, 50)
 
 
 def test_decision_page_shows_revisions_source_entry_and_the_chain_both_ways(lead, project, entry):
@@ -153,6 +154,19 @@ def test_memory_filters_and_per_agent_view(lead, project):
     assert page(agent="alice") == ["a"]
     assert page(tag="team") == ["b"]
     assert page(importance="high", type="learning") == ["a"]
+
+
+@pytest.mark.parametrize("size", [3, 60])
+def test_memory_list_makes_a_fixed_number_of_queries(lead, project, django_assert_num_queries, size):
+    for i in range(size):
+        services.memory_record(
+            project=project, agent_name=f"agent-{i % 4}", type="learning", content=f"m{i}", tags="ops"
+        )
+    lead.get("/p/alpha/memory/")
+    # session, user, project, membership, page count, counts, page rows
+    with django_assert_num_queries(7):
+        response = lead.get("/p/alpha/memory/")
+    assert len(response.context["page"].object_list) == min(size, 50)
 
 
 def test_memory_edit_importance_and_tags_over_htmx(lead, project):

@@ -411,12 +411,45 @@ def _require_pending(entry: InboxEntry) -> None:
         raise Conflict(f"entry {entry.slug!r} is already {entry.status}")
 
 
+def _decide(
+    *, project: Project, entry: InboxEntry, by: str, via: str, action: str, status: str, **fields: Any
+) -> InboxEntry:
+    """Move a pending entry to `status`, recording who decided it; audited, mirrored after commit."""
+    now = timezone.now()
+    if status == EntryStatus.MERGED:
+        fields["merged_at"] = now
+    # Compare-and-set: whoever changes the status first wins, on any database.
+    won = InboxEntry.objects.filter(pk=entry.pk, status=EntryStatus.PENDING).update(
+        status=status, reviewed_by=by[:150], reviewed_at=now, updated_at=now, **fields
+    )
+    if not won:
+        entry.refresh_from_db(fields=["status"])
+        raise Conflict(f"entry {entry.slug!r} is already {entry.status}")
+    entry.refresh_from_db()
+    detail = (
+        {"decision_id": entry.decision_id, "memory_id": entry.memory_id}
+        if action == "merge"
+        else {"reason": entry.reason}
+    )
+    _audit(
+        project=project,
+        actor=by,
+        via=via,
+        action=action,
+        obj=entry,
+        from_state=EntryStatus.PENDING,
+        to_state=status,
+        detail=detail,
+    )
+    _mirror_changed(project)
+    return entry
+
+
 def entry_merge(*, project: Project, entry_id: int, by: str, via: str = "api") -> InboxEntry:
     """Merge a pending entry: a decision for decision types, a memory for the others. All or nothing."""
     with transaction.atomic():
         entry = _locked_entry(project, entry_id)
         _require_pending(entry)
-        now = timezone.now()
         link: dict[str, Any]
         if entry.type in DECISION_ENTRY_TYPES:
             decision = _decision_insert(
@@ -442,31 +475,15 @@ def entry_merge(*, project: Project, entry_id: int, by: str, via: str = "api") -
                 injected_by="",
             )
             link = {"memory": memory}
-        # Compare-and-set: whoever changes the status first wins, on any database.
-        won = InboxEntry.objects.filter(pk=entry.pk, status=EntryStatus.PENDING).update(
-            status=EntryStatus.MERGED,
-            merged_at=now,
-            reviewed_by=by[:150],
-            reviewed_at=now,
-            updated_at=now,
-            **link,
-        )
-        if not won:
-            entry.refresh_from_db(fields=["status"])
-            raise Conflict(f"entry {entry.slug!r} is already {entry.status}")
-        entry.refresh_from_db()
-        _audit(
+        return _decide(
             project=project,
-            actor=by,
+            entry=entry,
+            by=by,
             via=via,
             action="merge",
-            obj=entry,
-            from_state=EntryStatus.PENDING,
-            to_state=EntryStatus.MERGED,
-            detail={"decision_id": entry.decision_id, "memory_id": entry.memory_id},
+            status=EntryStatus.MERGED,
+            **link,
         )
-        _mirror_changed(project)
-        return entry
 
 
 def entry_reject(
@@ -476,26 +493,15 @@ def entry_reject(
     with transaction.atomic():
         entry = _locked_entry(project, entry_id)
         _require_pending(entry)
-        now = timezone.now()
-        won = InboxEntry.objects.filter(pk=entry.pk, status=EntryStatus.PENDING).update(
-            status=EntryStatus.REJECTED, reviewed_by=by[:150], reviewed_at=now, reason=reason, updated_at=now
-        )
-        if not won:
-            entry.refresh_from_db(fields=["status"])
-            raise Conflict(f"entry {entry.slug!r} is already {entry.status}")
-        entry.refresh_from_db()
-        _audit(
+        return _decide(
             project=project,
-            actor=by,
+            entry=entry,
+            by=by,
             via=via,
             action="reject",
-            obj=entry,
-            from_state=EntryStatus.PENDING,
-            to_state=EntryStatus.REJECTED,
-            detail={"reason": reason},
+            status=EntryStatus.REJECTED,
+            reason=reason,
         )
-        _mirror_changed(project)
-        return entry
 
 
 # ---------------------------------------------------------------------------------------------

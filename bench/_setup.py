@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import atexit
 import os
+import shutil
 import sys
 import tempfile
 from pathlib import Path
@@ -52,6 +53,7 @@ def setup_django(database_url: str, name: str) -> str:
         label = "postgresql"
     else:
         folder = tempfile.mkdtemp(prefix=f"canon-bench-{name}-")
+        atexit.register(shutil.rmtree, folder, ignore_errors=True)
         os.environ["DATABASE_URL"] = f"sqlite:///{folder}/bench.sqlite3"
         label = "sqlite"
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")

@@ -2,7 +2,6 @@
 
     python bench/dashboard.py                     # SQLite (temporary file)
     python bench/dashboard.py --database-url postgres://postgres@127.0.0.1:5432/postgres
-    DATABASE_URL=postgres://postgres@127.0.0.1:5432/test python bench/dashboard.py
 
 Either URL only names the server: the benchmark creates its own database there and drops it after.
 Seeds one project with 10,000 pending inbox entries of every type over 20 agents (plus 2,000 merged
@@ -15,7 +14,6 @@ the SQL queries of one more. Exits 1 when a page's p95 is over 100 ms.
 
 from __future__ import annotations
 
-import os
 import random
 import statistics
 import sys
@@ -208,7 +206,7 @@ def measure(client: object, url: str, requests: int) -> tuple[list[float], int, 
 
 def main() -> None:
     args = parse_args(__doc__.splitlines()[0], [("--requests", {"type": int, "default": 50})])
-    engine = setup_django(args.database_url or os.environ.get("DATABASE_URL", ""), "dashboard")
+    engine = setup_django(args.database_url, "dashboard")
     from django.db import connection
     from django.test import Client
 

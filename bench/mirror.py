@@ -10,7 +10,9 @@ unchanged), and an import of 1,000 new hand-written files.
 
 from __future__ import annotations
 
+import atexit
 import random
+import shutil
 import tempfile
 import time
 from pathlib import Path
@@ -101,6 +103,7 @@ def main() -> None:
     from ledger import mirror
 
     workspace = Path(tempfile.mkdtemp(prefix="canon-bench-workspace-"))
+    atexit.register(shutil.rmtree, workspace, ignore_errors=True)
     project = seed(workspace)
     print(f"{engine}: 10,000 decisions, 5,000 pending entries, 20,000 memories -> {workspace}")
     timed("first export", lambda: mirror.export_project(project))

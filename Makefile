@@ -30,7 +30,7 @@ chromium:
 
 demo: install
 	$(BIN)/python manage.py migrate --verbosity 0
-	$(BIN)/python manage.py demo
+	$(BIN)/python manage.py demo --url http://$(HOST):$(PORT)/
 
 run: demo
 	$(BIN)/python manage.py runserver $(HOST):$(PORT)

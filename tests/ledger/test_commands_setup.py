@@ -83,3 +83,10 @@ def test_demo_seeds_once_and_prints_working_tokens(db, tmp_path):
         assert all(token_for_secret(s) is not None for s in secrets)
     assert Membership.objects.filter(user__username="demo", role="coordinator").exists()
     assert Membership.objects.filter(user__username="viewer", role="viewer").exists()
+
+
+def test_demo_prints_the_address_it_is_served_on(db, tmp_path):
+    output = run("demo", "--workspace", str(tmp_path), "--url", "http://127.0.0.1:8011")
+    assert "Dashboard: http://127.0.0.1:8011/" in output
+    assert "http://127.0.0.1:8011/api/projects/demo/decisions/inbox" in output
+    assert ":8000" not in output

@@ -144,9 +144,13 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--workspace", default=str(Path(settings.BASE_DIR) / "var" / "demo-workspace"))
+        parser.add_argument(
+            "--url", default="http://127.0.0.1:8000/", help="where the dashboard will be served"
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         workspace = Path(options["workspace"])
+        url = options["url"].rstrip("/") + "/"
         workspace.mkdir(parents=True, exist_ok=True)
         with transaction.atomic():
             seeded = Project.objects.filter(slug=DEMO_SLUG).exists()
@@ -164,14 +168,14 @@ class Command(BaseCommand):
                 [
                     "",
                     f"Demo project '{project.slug}' is ready{' (already seeded)' if seeded else ''}.",
-                    "  Dashboard: http://127.0.0.1:8000/",
+                    f"  Dashboard: {url}",
                     f"  Login:     {user.get_username()} / {DEMO_PASSWORD}   (coordinator)",
                     f"             {VIEWER_USER} / {DEMO_PASSWORD}   (viewer, read-only)",
                     f"  Workspace: {workspace}",
                     f"  Agent token (Alice):     {agent_secret}",
                     f"  Coordinator token (lead): {lead_secret}",
                     "  Try: curl -H 'Authorization: Bearer <agent token>' "
-                    "http://127.0.0.1:8000/api/projects/demo/decisions/inbox",
+                    f"{url}api/projects/demo/decisions/inbox",
                     "",
                 ]
             )

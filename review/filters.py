@@ -6,6 +6,7 @@ from datetime import timedelta
 from typing import Any
 
 import django_filters
+from django import forms
 from django.db.models import Q, QuerySet
 from django.utils import timezone
 
@@ -34,9 +35,12 @@ def _agent(queryset: QuerySet[Any], name: str, value: str) -> QuerySet[Any]:
 
 class InboxFilter(django_filters.FilterSet):
     status = django_filters.ChoiceFilter(
-        choices=[*EntryStatus.choices, ("all", "All")], method="filter_status", empty_label=None
+        choices=[*EntryStatus.choices, ("all", "All")],
+        method="filter_status",
+        empty_label=None,
+        label="Status",
     )
-    type = django_filters.ChoiceFilter(choices=EntryType.choices, empty_label="Any type")
+    type = django_filters.ChoiceFilter(choices=EntryType.choices, empty_label="Any type", label="Type")
     agent = django_filters.CharFilter(method=_agent, label="Agent")
     q = django_filters.CharFilter(method="filter_text", label="Text")
     age = django_filters.ChoiceFilter(
@@ -48,6 +52,7 @@ class InboxFilter(django_filters.FilterSet):
         ],
         method="filter_age",
         empty_label="Any age",
+        label="Age",
     )
 
     class Meta:
@@ -76,9 +81,12 @@ class InboxFilter(django_filters.FilterSet):
 
 class DecisionFilter(django_filters.FilterSet):
     status = django_filters.ChoiceFilter(
-        choices=[*DecisionStatus.choices, ("all", "All")], method="filter_status", empty_label=None
+        choices=[*DecisionStatus.choices, ("all", "All")],
+        method="filter_status",
+        empty_label=None,
+        label="Status",
     )
-    type = django_filters.ChoiceFilter(choices=DecisionType.choices, empty_label="Any type")
+    type = django_filters.ChoiceFilter(choices=DecisionType.choices, empty_label="Any type", label="Type")
     agent = django_filters.CharFilter(method=_agent, label="Agent")
     since = django_filters.DateFilter(field_name="created_at", lookup_expr="date__gte", label="From")
     until = django_filters.DateFilter(field_name="created_at", lookup_expr="date__lte", label="To")
@@ -103,12 +111,18 @@ class DecisionFilter(django_filters.FilterSet):
 
 
 class MemoryFilter(django_filters.FilterSet):
-    type = django_filters.ChoiceFilter(choices=MemoryType.choices, empty_label="Any type")
-    importance = django_filters.ChoiceFilter(choices=Importance.choices, empty_label="Any importance")
+    type = django_filters.ChoiceFilter(choices=MemoryType.choices, empty_label="Any type", label="Type")
+    importance = django_filters.ChoiceFilter(
+        choices=Importance.choices, empty_label="Any importance", label="Importance"
+    )
     tag = django_filters.CharFilter(method="filter_tag", label="Tag")
     agent = django_filters.CharFilter(method=_agent, label="Agent")
     q = django_filters.CharFilter(field_name="content", lookup_expr="icontains", label="Text")
-    archived = django_filters.BooleanFilter(method="filter_archived", label="Archived")
+    archived = django_filters.BooleanFilter(
+        method="filter_archived",
+        label="Archived",
+        widget=forms.Select(choices=[("false", "No"), ("true", "Yes")]),
+    )
 
     class Meta:
         model = AgentMemory

@@ -20,7 +20,7 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_POST
 
 from ledger import services
-from ledger.models import BOUNDARY_TYPES, AuditEvent, EntryStatus, InboxEntry, MirrorKind, MirrorRun, Project
+from ledger.models import BOUNDARY_TYPES, AuditEvent, EntryStatus, InboxEntry, Project
 from review.access import ProjectAccess, project_for_user, projects_for
 from review.filters import InboxFilter
 from review.inspect import flags, related_decisions
@@ -69,19 +69,15 @@ def home(request: HttpRequest) -> HttpResponse:
 @login_required
 def project_page(request: HttpRequest, project: str) -> HttpResponse:
     access = project_for_user(request, project)
-    runs = {
-        kind: MirrorRun.objects.filter(project=access.project, kind=kind).first()
-        for kind in MirrorKind.values
-    }
     return render(
         request,
         "review/project.html",
         project_context(
             access,
+            nav="project",
             decisions=access.project.decisions.filter(status="active").count(),
             memories=access.project.memories.filter(status="active").count(),
             recent=AuditEvent.objects.filter(project=access.project)[:10],
-            runs=runs,
         ),
     )
 

@@ -25,6 +25,7 @@ from ledger.models import (
     DecisionStatus,
     DecisionType,
     Importance,
+    MemoryStatus,
     MirrorKind,
     MirrorRun,
     Session,
@@ -114,7 +115,7 @@ def decision_edit(request: HttpRequest, project: str, decision_id: int) -> HttpR
     access = project_for_user(request, project, act=True)
     decision = _decision(access, decision_id)
     try:
-        services.decision_edit(
+        edited = services.decision_edit(
             project=access.project,
             decision_id=decision.pk,
             by=request.user.get_username(),
@@ -123,7 +124,10 @@ def decision_edit(request: HttpRequest, project: str, decision_id: int) -> HttpR
             content=request.POST.get("content", decision.content),
             rationale=request.POST.get("rationale", decision.rationale),
         )
-        messages.success(request, "Saved. The previous text is kept as a revision.")
+        if edited.updated_at == decision.updated_at:
+            messages.success(request, "Nothing to save: the text is unchanged.")
+        else:
+            messages.success(request, "Saved. The previous text is kept as a revision.")
     except services.LedgerError as exc:
         _refused(request, exc)
     return redirect("review:decision", access.project.slug, decision.pk)
@@ -231,6 +235,7 @@ def memory(request: HttpRequest, project: str) -> HttpResponse:
 def _memory_action(request: HttpRequest, project: str, memory_id: int, **changes: Any) -> HttpResponse:
     access = project_for_user(request, project, act=True)
     item = get_object_or_404(AgentMemory, project=access.project, pk=memory_id)
+    before = item.updated_at
     error = ""
     try:
         item = services.memory_edit(
@@ -242,17 +247,27 @@ def _memory_action(request: HttpRequest, project: str, memory_id: int, **changes
         )
     except services.LedgerError as exc:
         error = exc.message
+    if error:
+        note = ""
+    elif item.updated_at == before:
+        note = "Nothing to save: unchanged."
+    elif item.status == MemoryStatus.ARCHIVED:
+        note = f"Memory {item.pk} archived."
+    else:
+        note = f"Memory {item.pk} saved."
     if request.htmx:  # type: ignore[attr-defined]
         item = AgentMemory.objects.select_related("agent").get(pk=item.pk)
         return render(
             request,
             "review/memory.html#memory-row",
-            project_context(access, item=item, row_error=error, importances=Importance.choices),
+            project_context(
+                access, item=item, row_error=error, row_note=note, importances=Importance.choices
+            ),
         )
     if error:
         messages.error(request, error)
     else:
-        messages.success(request, f"Memory {item.pk} saved.")
+        messages.success(request, note)
     return _back(request, reverse("review:memory", args=[access.project.slug]))
 
 
@@ -337,10 +352,7 @@ def mirror_page(request: HttpRequest, project: str) -> HttpResponse:
         kind: MirrorRun.objects.filter(project=access.project, kind=kind).first()
         for kind in MirrorKind.values
     }
-    history = MirrorRun.objects.filter(project=access.project)[:20]
-    return render(
-        request, "review/mirror.html", project_context(access, nav="mirror", runs=runs, history=history)
-    )
+    return render(request, "review/mirror.html", project_context(access, nav="mirror", runs=runs))
 
 
 def _mirror_action(request: HttpRequest, project: str, kind: str) -> HttpResponse:

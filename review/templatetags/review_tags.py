@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from django import template
 from django.utils import timezone
@@ -14,16 +14,19 @@ register = template.Library()
 
 @register.filter
 def ago(value: datetime | None) -> str:
-    """'3 hours ago' with the exact time on hover."""
+    """'3 hours ago' ('just now' within the minute) with the exact time on hover."""
     if value is None:
         return ""
     local = timezone.localtime(value)
-    short = timesince(value).split(",")[0]
+    if timezone.now() - value < timedelta(minutes=1):
+        said = "just now"
+    else:
+        said = f"{timesince(value).split(',')[0]} ago"
     return format_html(
-        '<time datetime="{}" title="{}">{} ago</time>',
+        '<time datetime="{}" title="{}">{}</time>',
         local.isoformat(),
         local.strftime("%Y-%m-%d %H:%M:%S %Z"),
-        short,
+        said,
     )
 
 

@@ -9,6 +9,14 @@ document.addEventListener("change", (event) => {
   }
 });
 
+// A one-way action asks first (`data-confirm` on its form). Forms that htmx posts use `hx-confirm`.
+document.addEventListener("submit", (event) => {
+  const form = event.target;
+  if (form instanceof HTMLFormElement && form.dataset.confirm && !window.confirm(form.dataset.confirm)) {
+    event.preventDefault();
+  }
+});
+
 // htmx 2 does not swap error answers: say so instead of leaving a click that seems to do nothing.
 function showProblem(text) {
   const box = document.getElementById("messages");

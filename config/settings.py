@@ -81,6 +81,7 @@ MIDDLEWARE = [
     "csp.middleware.CSPMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
     "review.middleware.HtmxLoginRedirectMiddleware",
+    "ledger.api.middleware.ApiMethodNotAllowedMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"

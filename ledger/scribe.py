@@ -12,7 +12,7 @@ summary line is not appended twice either). The mirror is exported afterwards, b
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from django.db import transaction
@@ -20,7 +20,7 @@ from django.db.models import Q
 
 from ledger import services
 from ledger.models import BOUNDARY_TYPES, EntryStatus, EntryType, InboxEntry, Project, Session
-from ledger.values import InvalidValue, agent_key
+from ledger.values import InvalidValue, agent_key, check_text
 
 MEMORY_TYPES = (EntryType.LEARNING, EntryType.PATTERN, EntryType.UPDATE)
 OUTCOME_MAX_LENGTH = 40
@@ -67,15 +67,25 @@ def scribe_run(
     try:
         key = agent_key(agent_name)
     except InvalidValue as exc:
-        raise services.Invalid(f"agent_name: {exc}") from exc
+        raise services.invalid("agent_name", str(exc)) from exc
     run_id = run_id.strip()
     if not run_id or len(run_id) > services.RUN_ID_MAX_LENGTH:
-        raise services.Invalid(f"run_id: must be 1-{services.RUN_ID_MAX_LENGTH} characters")
+        raise services.invalid("run_id", f"must be 1-{services.RUN_ID_MAX_LENGTH} characters")
     if started_at.tzinfo is None:
-        raise services.Invalid("started_at: give a time zone (for example 2026-11-22T08:00:00Z)")
+        raise services.invalid("started_at", "give a time zone (for example 2026-11-22T08:00:00Z)")
+    try:
+        # Compared in UTC: a far offset near year 1 or 9999 leaves the calendar here, not in the query.
+        started_at = started_at.astimezone(UTC)
+    except OverflowError:
+        raise services.invalid("started_at", "out of range once converted to UTC") from None
     outcome = " ".join(outcome.split()) or "completed"
     if len(outcome) > OUTCOME_MAX_LENGTH:
-        raise services.Invalid(f"outcome: at most {OUTCOME_MAX_LENGTH} characters")
+        raise services.invalid("outcome", f"at most {OUTCOME_MAX_LENGTH} characters")
+    for name, text in (("run_id", run_id), ("outcome", outcome)):
+        try:
+            check_text(text)
+        except InvalidValue as exc:
+            raise services.invalid(name, str(exc)) from exc
 
     of_this_run = Q(run_id=run_id) | Q(run_id="", created_at__gte=started_at)
     result = ScribeResult(summary_line=f"Run {run_id} by {agent_name.strip()} {outcome}.")

@@ -30,11 +30,38 @@ def agent_find(project: Project, name: str) -> Agent | None:
 
 
 def agent_filter_key(name: str) -> str:
-    """The key to filter rows by agent name; an invalid name matches nothing."""
+    """The key to filter rows by agent name; an invalid name matches nothing.
+
+    For an invalid name this is the empty key, which no agent has (a check constraint forbids it).
+    A NUL character would do too on SQLite, but PostgreSQL refuses it in a query.
+    """
     try:
         return agent_key(name)
     except InvalidValue:
-        return "\x00"
+        return ""
+
+
+def tag_filter(raw: str | Iterable[str] | None) -> list[str] | None:
+    """The whole tags to match (any of them), or None when no tag was asked for.
+
+    A tag no row can carry (too long, or with a character that cannot be stored) matches nothing,
+    the way an invalid agent name does.
+    """
+    if raw is None:
+        return None
+    items = raw.split(",") if isinstance(raw, str) else list(raw)
+    wanted: list[str] = []
+    asked = False
+    for item in items:
+        if not isinstance(item, str) or not item.strip():
+            continue
+        asked = True
+        try:
+            tags = normalize_tags([item])
+        except InvalidValue:
+            continue
+        wanted.extend(tag for tag in tags if tag not in wanted)
+    return wanted if asked else None
 
 
 def token_for_secret(secret: str) -> ApiToken | None:
@@ -114,12 +141,12 @@ def memories_search(
         qs = qs.filter(importance=importance)
     if agent:
         qs = qs.filter(agent__key=agent_filter_key(agent))
-    wanted = normalize_tags(tags)
-    if wanted:
+    wanted = tag_filter(tags)
+    if wanted is not None:
         match = Q()
         for tag in wanted:
             match |= Q(tag_index__contains=tag_needle(tag))
-        qs = qs.filter(match)
+        qs = qs.filter(match) if wanted else qs.none()
     if q:
         qs = qs.filter(content__icontains=q)
     return qs.order_by("-created_at", "-id")

@@ -47,6 +47,8 @@ from ledger.values import (
     InvalidValue,
     agent_key,
     agent_segment,
+    check_json,
+    check_text,
     clean_agent_name,
     normalize_tags,
     require_slug,
@@ -96,14 +98,15 @@ class Conflict(LedgerError):
         self.retryable = retryable
 
 
-def _invalid(field_name: str, message: str) -> Invalid:
+def invalid(field_name: str, message: str) -> Invalid:
+    """A 400 about one field: the message names it, and `details` carries it for machines."""
     return Invalid(f"{field_name}: {message}", details=[{"field": field_name, "message": message}])
 
 
 def _choice(field_name: str, value: object, allowed: Sequence[str]) -> str:
     if not isinstance(value, str) or value not in allowed:
         return_values = ", ".join(allowed)
-        raise _invalid(field_name, f"{value!r} is not one of: {return_values}")
+        raise invalid(field_name, f"{value!r} is not one of: {return_values}")
     return value
 
 
@@ -111,39 +114,43 @@ def _text(field_name: str, value: object, *, required: bool = False, max_length:
     if value is None:
         value = ""
     if not isinstance(value, str):
-        raise _invalid(field_name, "must be a string")
+        raise invalid(field_name, "must be a string")
+    try:
+        check_text(value)
+    except InvalidValue as exc:
+        raise invalid(field_name, str(exc)) from exc
     if required and not value.strip():
-        raise _invalid(field_name, "must not be empty")
+        raise invalid(field_name, "must not be empty")
     if max_length is not None and len(value) > max_length:
-        raise _invalid(field_name, f"must be at most {max_length} characters, got {len(value)}")
+        raise invalid(field_name, f"must be at most {max_length} characters, got {len(value)}")
     return value
 
 
 def _agent_name(value: object, field_name: str = "agent_name") -> str:
     if not isinstance(value, str):
-        raise _invalid(field_name, "must be a string")
+        raise invalid(field_name, "must be a string")
     try:
         return clean_agent_name(value)
     except InvalidValue as exc:
-        raise _invalid(field_name, str(exc)) from exc
+        raise invalid(field_name, str(exc)) from exc
 
 
 def _tags(value: object) -> list[str]:
     if value is not None and not isinstance(value, str | list | tuple):
-        raise _invalid("tags", "must be a comma-separated string or a list of strings")
+        raise invalid("tags", "must be a comma-separated string or a list of strings")
     try:
         return normalize_tags(value)
     except InvalidValue as exc:
-        raise _invalid("tags", str(exc)) from exc
+        raise invalid("tags", str(exc)) from exc
 
 
 def _slug(value: object) -> str:
     if not isinstance(value, str):
-        raise _invalid("slug", "must be a string")
+        raise invalid("slug", "must be a string")
     try:
         return require_slug(value)
     except InvalidValue as exc:
-        raise _invalid("slug", str(exc)) from exc
+        raise invalid("slug", str(exc)) from exc
 
 
 def content_sha256(content: str) -> str:
@@ -201,7 +208,7 @@ def project_create_or_update(
 ) -> tuple[Project, bool]:
     clean_slug = _slug(slug)
     if clean_slug != slug:
-        raise _invalid("slug", f"use lower-case letters, digits and '-' only (for example {clean_slug!r})")
+        raise invalid("slug", f"use lower-case letters, digits and '-' only (for example {clean_slug!r})")
     defaults: dict[str, Any] = {}
     if name is not None:
         defaults["name"] = _text("name", name, required=True, max_length=200)
@@ -244,7 +251,7 @@ def token_issue(
     """A new bearer token. Returns the row and the secret; only the secret's hash is stored."""
     role = _choice("role", role, TokenRole.values)
     if role == TokenRole.AGENT and not agent_name:
-        raise _invalid("agent", "an agent token needs an agent name")
+        raise invalid("agent", "an agent token needs an agent name")
     agent_name = agent_name or ""
     secret = "canon_" + secrets.token_urlsafe(32)
     with transaction.atomic():
@@ -539,7 +546,7 @@ def _locked_decision(project: Project, decision_id: object, field_name: str | No
     if decision is None:
         message = f"no decision {decision_id} in project {project.slug}"
         if field_name:
-            raise _invalid(field_name, message)
+            raise invalid(field_name, message)
         raise NotFound(message)
     return decision
 
@@ -569,7 +576,7 @@ def decision_create(
     if not isinstance(supersedes, list | tuple) or not all(
         isinstance(i, int) and not isinstance(i, bool) for i in supersedes
     ):
-        raise _invalid("supersedes", "must be a list of decision ids")
+        raise invalid("supersedes", "must be a list of decision ids")
     with transaction.atomic():
         olds = [_locked_decision(project, old_id, "supersedes") for old_id in dict.fromkeys(supersedes)]
         for old in olds:
@@ -592,7 +599,7 @@ def _require_active(decision: Decision, verb: str) -> None:
 
 def _supersede(*, project: Project, old: Decision, new: Decision, by: str, via: str) -> None:
     if old.pk == new.pk:
-        raise _invalid("superseded_by_id", "a decision cannot supersede itself")
+        raise invalid("superseded_by_id", "a decision cannot supersede itself")
     if new.status != DecisionStatus.ACTIVE:
         raise Conflict(f"decision {new.pk} is {new.status}; only an active decision can replace another")
     # Walk the replacement's own chain: reaching `old` would close a cycle.
@@ -600,7 +607,7 @@ def _supersede(*, project: Project, old: Decision, new: Decision, by: str, via: 
     cursor: int | None = new.superseded_by_id
     while cursor is not None and cursor not in seen:
         if cursor == old.pk:
-            raise _invalid(
+            raise invalid(
                 "superseded_by_id", f"decision {new.pk} already descends from {old.pk}: that is a cycle"
             )
         seen.add(cursor)
@@ -631,7 +638,7 @@ def decision_supersede(
         old = _locked_decision(project, decision_id)
         new = _locked_decision(project, superseded_by_id, "superseded_by_id")
         if old.pk == new.pk:
-            raise _invalid("superseded_by_id", "a decision cannot supersede itself")
+            raise invalid("superseded_by_id", "a decision cannot supersede itself")
         _require_active(old, "supersede")
         _supersede(project=project, old=old, new=new, by=by, via=via)
         _mirror_changed(project)
@@ -722,9 +729,9 @@ def decision_update(
     if status is not None:
         _choice("status", status, DecisionStatus.values)
     if status == DecisionStatus.SUPERSEDED and superseded_by_id is None:
-        raise _invalid("superseded_by_id", "required when status is 'superseded'")
+        raise invalid("superseded_by_id", "required when status is 'superseded'")
     if superseded_by_id is not None and status not in (None, DecisionStatus.SUPERSEDED):
-        raise _invalid("status", "superseded_by_id goes with status 'superseded' (or no status)")
+        raise invalid("status", "superseded_by_id goes with status 'superseded' (or no status)")
     with transaction.atomic():
         decision = decision_edit(
             project=project,
@@ -885,8 +892,21 @@ UNSET: Any = _Unset()
 
 def _issues(value: object) -> list[str]:
     if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
-        raise _invalid("active_issues", "must be a list of strings")
+        raise invalid("active_issues", "must be a list of strings")
+    try:
+        for item in value:
+            check_text(item, "each issue")
+    except InvalidValue as exc:
+        raise invalid("active_issues", str(exc)) from exc
     return [item.strip() for item in value if item.strip()]
+
+
+def _state(value: Any) -> Any:
+    """`serialized_state`: any JSON value the database can store (no NUL, no lone surrogate, no NaN)."""
+    try:
+        return check_json(value)
+    except InvalidValue as exc:
+        raise invalid("serialized_state", str(exc)) from exc
 
 
 def _session_tokens(session: Session) -> int:
@@ -911,7 +931,7 @@ def session_start(
         focus_area=_text("focus_area", focus_area),
         active_issues=_issues(active_issues or []),
         summary=_text("summary", summary),
-        serialized_state=serialized_state,
+        serialized_state=_state(serialized_state),
     )
     session.tokens = _session_tokens(session)
     for _attempt in range(SUBMIT_ATTEMPTS):
@@ -948,7 +968,7 @@ def session_update_current(
         changes["summary"] = _text("summary", summary)
     append = _text("summary_append", summary_append).strip() if summary_append is not None else ""
     if serialized_state is not UNSET:
-        changes["serialized_state"] = serialized_state
+        changes["serialized_state"] = _state(serialized_state)
     with transaction.atomic():
         session = Session.objects.select_for_update().filter(project=project, ended_at__isnull=True).first()
         if session is None:

@@ -6,8 +6,10 @@ so a slug, a tag or an agent name means the same thing wherever it arrives.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterable
+from typing import Any
 
 SLUG_MAX_LENGTH = 100
 AGENT_NAME_MAX_LENGTH = 64
@@ -15,10 +17,48 @@ TAG_MAX_LENGTH = 64
 CROSS_TEAM_TAG = "cross-team"
 
 _NON_SLUG = re.compile(r"[^a-z0-9]+")
+# A surrogate code point left in a Python string is one that had no partner: it cannot be encoded
+# as UTF-8, so neither database can store it.
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 class InvalidValue(ValueError):
     """A value a client sent cannot be used; the message says why, safe to show."""
+
+
+def check_text(value: str, what: str = "") -> str:
+    """Text either database can store: no NUL character, no unpaired UTF-16 surrogate."""
+    subject = f"{what} must" if what else "must"
+    if "\x00" in value:
+        raise InvalidValue(f"{subject} not contain the NUL character (\\u0000)")
+    if _LONE_SURROGATE.search(value):
+        raise InvalidValue(f"{subject} not contain an unpaired UTF-16 surrogate (\\ud800-\\udfff)")
+    return value
+
+
+def check_json(value: Any) -> Any:
+    """A JSON value either database can store: every key and string passes `check_text`, numbers are finite.
+
+    Walks without recursion, so the depth is bounded only by what the JSON parser accepted.
+    """
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            check_text(item, "a string")
+        elif isinstance(item, float) and not math.isfinite(item):
+            raise InvalidValue("numbers must be finite (no NaN or Infinity)")
+        elif isinstance(item, dict):
+            for key, child in item.items():
+                if not isinstance(key, str):
+                    raise InvalidValue("object keys must be strings")
+                check_text(key, "an object key")
+                stack.append(child)
+        elif isinstance(item, list | tuple):
+            stack.extend(item)
+        elif item is not None and not isinstance(item, bool | int | float):
+            raise InvalidValue(f"{type(item).__name__} is not a JSON value")
+    return value
 
 
 def normalize_slug(raw: str) -> str:
@@ -65,6 +105,7 @@ def normalize_tags(raw: str | Iterable[str] | None) -> list[str]:
     for item in items:
         if not isinstance(item, str):
             raise InvalidValue("each tag must be a string")
+        check_text(item, "a tag")
         tag = item.strip().lower()
         if not tag or tag in tags:
             continue

@@ -10,7 +10,10 @@ from ledger.api import (
     routes_mirror,
     routes_sessions,
 )
-from ledger.api.base import api
+from ledger.api.base import api, route_unknown_paths
+
+# Last: it answers only for paths that no route above matches.
+route_unknown_paths()
 
 __all__ = [
     "api",

@@ -51,10 +51,16 @@ api = NinjaAPI(
 class ApiRefusal(Exception):
     """A refusal with a status and a message for the caller (401/403/404 decided by the frame)."""
 
-    def __init__(self, status: int, message: str) -> None:
+    def __init__(self, status: int, message: str, *, details: list[dict[str, str]] | None = None) -> None:
         super().__init__(message)
         self.status = status
         self.message = message
+        self.details = details or []
+
+
+def invalid(field: str, message: str) -> ApiRefusal:
+    """A 400 about one request field (body key, query or path parameter), with `details` like validation."""
+    return ApiRefusal(400, f"{field}: {message}", details=[{"field": field, "message": message}])
 
 
 @dataclass
@@ -84,35 +90,52 @@ class Caller:
         if not self.is_coordinator:
             raise ApiRefusal(403, "this route needs a coordinator token")
 
-    def require_agent(self, name: str) -> None:
-        """An agent token may act only as its own agent (any case); a coordinator as anyone."""
+    def require_agent(self, name: str, field: str = "agent_name") -> None:
+        """An agent token may act only as its own agent (any case); a coordinator as anyone.
+
+        `field` names where the name came from, for the 400 when it is not a valid agent name.
+        """
         if self.is_coordinator:
             return
         try:
             wanted = agent_key(name)
         except InvalidValue as exc:
-            raise ApiRefusal(400, f"agent name: {exc}") from exc
+            raise invalid(field, str(exc)) from exc
         assert self.token.agent is not None
         if wanted != self.token.agent.key:
             raise ApiRefusal(403, f"this token acts as {self.token.agent.name!r}, not {name!r}")
 
 
 def project_caller(request: HttpRequest, project_slug: str) -> Caller:
-    """The authenticated caller, refused with 404 when the token belongs to another project."""
+    """The authenticated caller, refused with 404 when the token belongs to another project.
+
+    Also refuses a NUL character anywhere in the path or the query string (400): no stored value can
+    contain one, and PostgreSQL rejects it even in a lookup, so no route has to think about it.
+    """
     token = request.auth  # type: ignore[attr-defined]
     if not isinstance(token, ApiToken):
         raise ApiRefusal(401, "missing or invalid bearer token")
     if token.project.slug != project_slug:
         raise ApiRefusal(404, f"no project {project_slug!r} for this token")
+    if "\x00" in request.path:
+        raise invalid("path", "must not contain the NUL character (%00)")
+    for key, values in request.GET.lists():
+        if "\x00" in key or any("\x00" in value for value in values):
+            raise invalid(key.replace("\x00", "") or "query", "must not contain the NUL character (%00)")
     return Caller(token=token, project=token.project)
 
 
 def _error(request: HttpRequest, status: int, message: str, **extra: Any) -> HttpResponse:
+    if status == 400 and not extra.get("details"):
+        # Every 400 carries `details`, the per-field list a client can act on (SPEC §3).
+        extra["details"] = [{"field": "body", "message": message}]
     return api.create_response(request, {"error": message, **extra}, status=status)
 
 
 @api.exception_handler(ApiRefusal)
 def _refusal(request: HttpRequest, exc: ApiRefusal) -> HttpResponse:
+    if exc.details:
+        return _error(request, exc.status, exc.message, details=exc.details)
     return _error(request, exc.status, exc.message)
 
 
@@ -138,7 +161,8 @@ def _invalid(request: HttpRequest, exc: ValidationError) -> HttpResponse:
         location = [
             str(part) for part in error.get("loc", ()) if part not in ("body", "payload", "query", "path")
         ]
-        details.append({"field": ".".join(location) or "body", "message": str(error.get("msg", "invalid"))})
+        message = str(error.get("msg", "invalid")).removeprefix("Value error, ")
+        details.append({"field": ".".join(location) or "body", "message": message})
     summary = "; ".join(f"{d['field']}: {d['message']}" for d in details[:5]) or "invalid request"
     return _error(request, 400, summary, details=details)
 
@@ -147,13 +171,32 @@ def _invalid(request: HttpRequest, exc: ValidationError) -> HttpResponse:
 def _http_error(request: HttpRequest, exc: HttpError) -> HttpResponse:
     message = str(exc)
     if exc.status_code == 400 and message.startswith("Cannot parse request body"):
-        message = "request body is not valid JSON"
+        if isinstance(exc.__cause__, RecursionError):
+            message = "request body is nested too deeply to parse"
+        else:
+            message = "request body is not valid JSON"
     return _error(request, exc.status_code, message)
 
 
 @api.exception_handler(RequestDataTooBig)
 def _too_big(request: HttpRequest, exc: RequestDataTooBig) -> HttpResponse:
     return _error(request, 413, "request body is larger than 1 MiB")
+
+
+def route_unknown_paths() -> None:
+    """Answer every path under /api/ that no route matches with a JSON 404, not Django's HTML page.
+
+    Called once, after every route module has registered: URL patterns are tried in order.
+    """
+
+    @api.api_operation(
+        ["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "HEAD"],
+        "/{path:unknown}",
+        auth=None,
+        include_in_schema=False,
+    )
+    def unknown_path(request: HttpRequest, unknown: str) -> HttpResponse:
+        return _error(request, 404, f"no such API route: {request.method} {request.path}")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -170,14 +213,21 @@ def checked_filter(name: str, value: str | None, allowed: list[str], *, all_ok: 
     if value in allowed or (all_ok and value == "all"):
         return value
     choices = ", ".join([*allowed, *(["all"] if all_ok else [])])
-    raise ApiRefusal(400, f"{name}: {value!r} is not one of: {choices}")
+    raise invalid(name, f"{value!r} is not one of: {choices}")
 
 
 def page(qs: Any, response: HttpResponse, limit: int, offset: int) -> list[Any]:
-    """Slice a list: `limit` (1-1000, default 100) rows from `offset`; the total goes in X-Total-Count."""
+    """Slice a list: `limit` (1-1000, default 100) rows from `offset`; the total goes in X-Total-Count.
+
+    An offset at or past the end is an empty page, however large: it never reaches the database,
+    which could not hold it in a 64-bit OFFSET.
+    """
     if not 1 <= limit <= MAX_PAGE_SIZE:
-        raise ApiRefusal(400, f"limit: must be between 1 and {MAX_PAGE_SIZE}")
+        raise invalid("limit", f"must be between 1 and {MAX_PAGE_SIZE}")
     if offset < 0:
-        raise ApiRefusal(400, "offset: must not be negative")
-    response["X-Total-Count"] = str(qs.count())
+        raise invalid("offset", "must not be negative")
+    total = qs.count()
+    response["X-Total-Count"] = str(total)
+    if offset >= total:
+        return []
     return list(qs[offset : offset + limit])

@@ -8,7 +8,7 @@ from django.http import HttpRequest
 from ninja import Schema
 
 from ledger import context
-from ledger.api.base import ApiRefusal, api, project_caller
+from ledger.api.base import api, invalid, project_caller
 from ledger.api.routes_inbox import ERRORS
 
 
@@ -34,7 +34,7 @@ class ContextOut(Schema):
 
 def _bounded(name: str, value: int | None, upper: int) -> int | None:
     if value is not None and not 0 <= value <= upper:
-        raise ApiRefusal(400, f"{name}: must be between 0 and {upper}")
+        raise invalid(name, f"must be between 0 and {upper}")
     return value
 
 
@@ -54,9 +54,9 @@ def get_context(
     compilation is recorded. Never a 500: on an internal error `text` is null and `error` says why.
     """
     caller = project_caller(request, project)
-    caller.require_agent(agent)
+    caller.require_agent(agent, "agent")
     if run_id is not None and len(run_id) > 200:
-        raise ApiRefusal(400, "run_id: must be at most 200 characters")
+        raise invalid("run_id", "must be at most 200 characters")
     result = context.compile(
         caller.project,
         agent,

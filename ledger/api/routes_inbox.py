@@ -8,7 +8,7 @@ from django.http import HttpRequest, HttpResponse
 from ninja import Status
 
 from ledger import selectors, services
-from ledger.api.base import DEFAULT_PAGE_SIZE, ApiRefusal, api, checked_filter, page, project_caller
+from ledger.api.base import DEFAULT_PAGE_SIZE, ApiRefusal, api, checked_filter, invalid, page, project_caller
 from ledger.api.shapes import EntryOut, EntrySubmitIn, ErrorOut, MergeOut, RejectIn, RejectOut, entry_out
 from ledger.models import EntryStatus, EntryType, InboxEntry, Source
 
@@ -33,7 +33,7 @@ def submit_entry(request: HttpRequest, project: str, payload: EntrySubmitIn) -> 
     caller = project_caller(request, project)
     if caller.is_coordinator:
         if not payload.agent_name:
-            raise ApiRefusal(400, "agent_name: a coordinator token must say which agent proposes")
+            raise invalid("agent_name", "a coordinator token must say which agent proposes")
         agent_name = payload.agent_name
     else:
         assert caller.agent is not None

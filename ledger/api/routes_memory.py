@@ -79,7 +79,7 @@ def list_agent_memory(
 def record_memory(request: HttpRequest, project: str, name: str, payload: MemoryIn) -> Status:
     """An agent records memory for itself; a coordinator for any agent (the memory says who injected it)."""
     caller = project_caller(request, project)
-    caller.require_agent(name)
+    caller.require_agent(name, "name")
     memory = services.memory_record(
         project=caller.project,
         agent_name=name if caller.is_coordinator else caller.agent.name,  # type: ignore[union-attr]

@@ -14,7 +14,7 @@ from ninja import Status
 from pydantic import StrictBool, StrictStr
 
 from ledger import mirror
-from ledger.api.base import ApiRefusal, api, project_caller
+from ledger.api.base import api, invalid, project_caller
 from ledger.api.routes_inbox import ERRORS
 from ledger.api.shapes import In
 from ledger.models import MirrorKind
@@ -35,12 +35,12 @@ def run_scribe(request: HttpRequest, project: str, payload: ScribeIn) -> dict[st
     caller = project_caller(request, project)
     agent_name = payload.agent_name or (caller.agent.name if caller.agent else "")
     if not agent_name:
-        raise ApiRefusal(400, "agent_name: a coordinator token must say which agent's run this was")
+        raise invalid("agent_name", "a coordinator token must say which agent's run this was")
     caller.require_agent(agent_name)
     try:
         started_at = datetime.fromisoformat(payload.started_at.replace("Z", "+00:00"))
     except ValueError:
-        raise ApiRefusal(400, "started_at: not an ISO 8601 time such as 2026-11-22T08:00:00Z") from None
+        raise invalid("started_at", "not an ISO 8601 time such as 2026-11-22T08:00:00Z") from None
     result = scribe_run(
         project=caller.project,
         agent_name=agent_name,

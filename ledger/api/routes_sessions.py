@@ -71,7 +71,8 @@ def update_current_session(request: HttpRequest, project: str, payload: SessionP
     return session_out(session)
 
 
-@api.get(SESSIONS + "/{session_id}", response={200: SessionOut, **ERRORS}, tags=["sessions"])
+# `path:` so that a session id with a `/` in it (any text is allowed) can be read back too.
+@api.get(SESSIONS + "/{path:session_id}", response={200: SessionOut, **ERRORS}, tags=["sessions"])
 def get_session(request: HttpRequest, project: str, session_id: str) -> dict[str, Any]:
     caller = project_caller(request, project)
     session = Session.objects.filter(project=caller.project, session_id=session_id).first()

@@ -6,15 +6,40 @@ from datetime import datetime
 from typing import Any
 
 from ninja import Schema
-from pydantic import ConfigDict, StrictBool, StrictInt, StrictStr
+from pydantic import BaseModel, ConfigDict, StrictBool, StrictInt, StrictStr, model_validator
 
 from ledger.models import AgentMemory, Decision, InboxEntry, Session
 
 
-class In(Schema):
-    """Request bodies: strict types (a number is not a string), unknown keys ignored."""
+class In(BaseModel):
+    """Request bodies: a JSON object, strict types (a number is not a string), unknown keys ignored.
+
+    A plain pydantic model rather than a ninja `Schema`: a `Schema` also reads attributes of any
+    object, so a body of `[]` or `42` would pass as "no fields given" wherever every field is optional.
+    """
 
     model_config = ConfigDict(extra="ignore")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _json_object(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            raise ValueError(f"the request body must be a JSON object, not {_json_type(data)}")
+        return data
+
+
+def _json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "an array"
+    return type(value).__name__
 
 
 Tags = StrictStr | list[StrictStr] | None

@@ -80,3 +80,31 @@ def test_import_reports_created_and_skipped(project, coordinator, tmp_path):
     assert body["created"] == ["a"]
     assert body["skipped"] == [{"path": ".squad/decisions/inbox/b.md", "reason": "no front matter"}]
     assert InboxEntry.objects.get().source == "import"
+
+
+@pytest.mark.parametrize(
+    "started_at", ["0001-01-01T00:00:00+01:00", "9999-12-31T23:59:59-23:59", "9999-12-31T23:00:00-01:30"]
+)
+def test_scribe_refuses_a_start_that_leaves_the_calendar_in_utc(project, alice, started_at):
+    response = alice.post("/scribe", {"run_id": "r1", "started_at": started_at})
+    assert response.status_code == 400
+    body = response.json()
+    assert [d["field"] for d in body["details"]] == ["started_at"]
+
+
+def test_scribe_takes_a_start_with_a_far_offset_that_stays_in_range(project, alice):
+    services.entry_submit(project=project, agent_name="Alice", slug="l", type="learning", content="x")
+    response = alice.post("/scribe", {"run_id": "r1", "started_at": "2000-01-01T00:00:00-23:59"})
+    assert response.status_code == 200
+    assert [e["slug"] for e in response.json()["merged"]] == ["l"]
+
+
+@pytest.mark.parametrize("field", ["run_id", "outcome"])
+def test_scribe_refuses_text_that_cannot_be_stored(project, alice, field):
+    alice.post("/sessions", {"session_id": "s1"})
+    services.entry_submit(project=project, agent_name="Alice", slug="l", type="learning", content="x")
+    body = {"run_id": "r1", "started_at": STARTED, field: "bad\x00"}
+    response = alice.post("/scribe", body)
+    assert response.status_code == 400
+    assert [d["field"] for d in response.json()["details"]] == [field]
+    assert InboxEntry.objects.get().status == "pending"

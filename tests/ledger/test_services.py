@@ -96,6 +96,9 @@ def test_agent_name_keeps_first_spelling(project):
         ({"importance": "urgent"}, "importance"),
         ({"tags": 5}, "tags"),
         ({"title": "t" * 301}, "title"),
+        ({"content": "nul \x00 inside"}, "content"),
+        ({"rationale": "lone \ud800 surrogate"}, "rationale"),
+        ({"tags": ["ok", "n\x00l"]}, "tags"),
     ],
 )
 def test_invalid_submission_is_refused_and_stores_nothing(project, kwargs, field):
@@ -448,6 +451,24 @@ def test_update_without_an_open_session_is_not_found(project):
 def test_active_issues_must_be_strings(project):
     with pytest.raises(services.Invalid):
         services.session_start(project=project, active_issues=[1, 2])
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"summary": "a\x00b"},
+        {"active_issues": ["ok", "\ud800"]},
+        {"serialized_state": {"note": "a\x00b"}},
+        {"serialized_state": [float("nan")]},
+    ],
+)
+def test_session_text_and_state_the_database_cannot_store_are_refused(project, kwargs):
+    services.session_start(project=project, session_id="s1")
+    with pytest.raises(services.Invalid):
+        services.session_start(project=project, session_id="s2", **kwargs)
+    with pytest.raises(services.Invalid):
+        services.session_update_current(project=project, **kwargs)
+    assert list(Session.objects.values_list("session_id", "ended_at", "summary")) == [("s1", None, "")]
 
 
 # --- projects and tokens ------------------------------------------------------------------------

@@ -6,6 +6,8 @@ from ledger.values import (
     InvalidValue,
     agent_key,
     agent_segment,
+    check_json,
+    check_text,
     clean_agent_name,
     normalize_slug,
     normalize_tags,
@@ -81,3 +83,43 @@ def test_tag_index_matches_whole_tags_only():
     index = tag_index(["cross-team", "ops"])
     assert ",cross-team," in index
     assert ",team," not in index
+
+
+@pytest.mark.parametrize("text", ["a\x00b", "\ud800", "x\udfffy", "\udc00\ud800"])
+def test_text_a_database_cannot_store_is_refused(text):
+    with pytest.raises(InvalidValue):
+        check_text(text)
+
+
+@pytest.mark.parametrize("text", ["", "plain", "\U0001f600 emoji", "tab\tand\nnewline", "\u202e"])
+def test_ordinary_text_passes(text):
+    assert check_text(text) == text
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        {"k": "\x00"},
+        {"\ud800": 1},
+        [1, [2, ["\udfff"]]],
+        float("inf"),
+        [float("nan")],
+        {"a": {"b": object()}},
+    ],
+)
+def test_json_a_database_cannot_store_is_refused(value):
+    with pytest.raises(InvalidValue):
+        check_json(value)
+
+
+def test_ordinary_json_passes_at_any_depth():
+    deep: list = []
+    for _ in range(5000):
+        deep = [deep]
+    value = {"a": [1, 2.5, True, None, "s", {"b": 10**40}], "deep": deep}
+    assert check_json(value) is value
+
+
+def test_a_tag_with_a_nul_character_is_refused():
+    with pytest.raises(InvalidValue):
+        normalize_tags(["ok", "b\x00d"])

@@ -61,6 +61,7 @@ INSTALLED_APPS = [
     "whitenoise.runserver_nostatic",
     "django.contrib.staticfiles",
     "django.contrib.humanize",
+    "ninja",
     "django_htmx",
     "template_partials",
     "django_filters",

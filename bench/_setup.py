@@ -13,6 +13,7 @@ import shutil
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlparse, urlunparse
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -65,6 +66,25 @@ def setup_django(database_url: str, name: str) -> str:
 
     call_command("migrate", verbosity=0)
     return label
+
+
+def memory_row(**fields: Any) -> Any:
+    """An unsaved AgentMemory with the derived columns that `services.memory_record` fills (bulk_create)."""
+    from ledger.models import AgentMemory
+    from ledger.services import IMPORTANCE_RANK, content_sha256
+    from ledger.tokens import count_tokens
+    from ledger.values import CROSS_TEAM_TAG, tag_index
+
+    tags = fields.setdefault("tags", [])
+    content = fields["content"]
+    return AgentMemory(
+        importance_rank=IMPORTANCE_RANK[fields["importance"]],
+        tag_index=tag_index(tags),
+        cross_team=CROSS_TEAM_TAG in tags,
+        content_sha256=content_sha256(content),
+        tokens=count_tokens(content),
+        **fields,
+    )
 
 
 def percentile(values: list[float], pct: float) -> float:

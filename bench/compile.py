@@ -17,7 +17,7 @@ import statistics
 import time
 from datetime import timedelta
 
-from _setup import parse_args, percentile, setup_django
+from _setup import memory_row, parse_args, percentile, setup_django
 
 AGENTS = 50
 MEMORIES = 100_000
@@ -33,9 +33,7 @@ def seed() -> object:
     from ledger import services
     from ledger.context import decision_block
     from ledger.models import Agent, AgentMemory, Decision, Session
-    from ledger.services import IMPORTANCE_RANK, content_sha256
     from ledger.tokens import count_tokens
-    from ledger.values import tag_index
 
     rng = random.Random(7)
     project, _ = services.project_create_or_update(slug="bench", name="Bench")
@@ -69,18 +67,13 @@ def seed() -> object:
         importance = rng.choice(["high", "medium", "low"])
         tags = ["cross-team"] if rng.random() < 0.03 else []
         rows.append(
-            AgentMemory(
+            memory_row(
                 project=project,
                 agent=rng.choice(agents),
                 type=rng.choice(["core_context", "learning", "pattern", "update"]),
                 importance=importance,
-                importance_rank=IMPORTANCE_RANK[importance],
                 content=content,
                 tags=tags,
-                tag_index=tag_index(tags),
-                cross_team=bool(tags),
-                content_sha256=content_sha256(content),
-                tokens=count_tokens(content),
                 status="archived" if rng.random() < 0.1 else "active",
                 created_at=start + timedelta(seconds=i * 300),
             )

@@ -20,7 +20,7 @@ import sys
 import time
 from datetime import timedelta
 
-from _setup import parse_args, percentile, setup_django
+from _setup import memory_row, parse_args, percentile, setup_django
 
 TARGET_MS = 100.0
 AGENTS = 20
@@ -55,9 +55,8 @@ def seed() -> dict[str, object]:
         InboxEntry,
         Membership,
     )
-    from ledger.services import IMPORTANCE_RANK, content_sha256
     from ledger.tokens import count_tokens
-    from ledger.values import CROSS_TEAM_TAG, agent_key, tag_index
+    from ledger.values import CROSS_TEAM_TAG, agent_key
 
     rng = random.Random(5)
     now = timezone.now()
@@ -167,18 +166,13 @@ def seed() -> dict[str, object]:
         importance = rng.choice(["high", "medium", "low"])
         tags = rng.sample(WORDS, rng.randint(0, 3)) + ([CROSS_TEAM_TAG] if i % 30 == 0 else [])
         memories.append(
-            AgentMemory(
+            memory_row(
                 project=project,
                 agent=rng.choice(agents),
                 type=rng.choice(["core_context", "learning", "pattern", "update"]),
                 importance=importance,
-                importance_rank=IMPORTANCE_RANK[importance],
                 content=content,
                 tags=tags,
-                tag_index=tag_index(tags),
-                cross_team=CROSS_TEAM_TAG in tags,
-                content_sha256=content_sha256(content),
-                tokens=count_tokens(content),
                 status="archived" if i % 10 == 0 else "active",
                 created_at=now - timedelta(minutes=10 * (MEMORIES - i)),
             )

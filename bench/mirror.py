@@ -17,7 +17,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from _setup import parse_args, setup_django
+from _setup import memory_row, parse_args, setup_django
 
 WORDS = "cache retry index token budget schema lock queue deploy review merge agent session".split()  # noqa: SIM905
 
@@ -26,9 +26,7 @@ def seed(workspace: Path) -> object:
     from ledger import services
     from ledger.context import decision_block
     from ledger.models import Agent, AgentMemory, Decision, InboxEntry
-    from ledger.services import IMPORTANCE_RANK, content_sha256
     from ledger.tokens import count_tokens
-    from ledger.values import tag_index
 
     rng = random.Random(3)
     project, _ = services.project_create_or_update(slug="bench", name="Bench", workspace=str(workspace))
@@ -73,16 +71,12 @@ def seed(workspace: Path) -> object:
         content = text(40)
         importance = rng.choice(["high", "medium", "low"])
         memories.append(
-            AgentMemory(
+            memory_row(
                 project=project,
                 agent=rng.choice(agents),
                 type=rng.choice(["core_context", "learning", "pattern", "update"]),
                 importance=importance,
-                importance_rank=IMPORTANCE_RANK[importance],
                 content=content,
-                tag_index=tag_index([]),
-                content_sha256=content_sha256(content),
-                tokens=count_tokens(content),
             )
         )
     AgentMemory.objects.bulk_create(memories, batch_size=2000)

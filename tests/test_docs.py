@@ -33,3 +33,9 @@ def test_every_management_command_is_documented():
     ]
     missing = sorted(c for c in commands if f"`{c}" not in README and f"manage.py {c}" not in README)
     assert not missing, f"undocumented commands: {missing}"
+
+
+def test_every_image_the_readme_shows_exists():
+    images = re.findall(r"!\[[^\]]*\]\(([^)]+)\)", README)
+    assert images, "the README shows the dashboard"
+    assert [path for path in images if not (ROOT / path).is_file()] == []

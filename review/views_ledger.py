@@ -67,8 +67,13 @@ def decisions(request: HttpRequest, project: str) -> HttpResponse:
 
 
 def _decision_page(
-    request: HttpRequest, access: ProjectAccess, decision: Decision, status: int = 200
+    request: HttpRequest,
+    access: ProjectAccess,
+    decision: Decision,
+    status: int = 200,
+    draft: Any = None,
 ) -> HttpResponse:
+    """The decision page; `draft` refills the "write the replacement" form after a refusal."""
     replaced, successors = selectors.decision_chain(decision)
     choices = (
         Decision.objects.filter(project=access.project, status=DecisionStatus.ACTIVE)
@@ -91,6 +96,7 @@ def _decision_page(
             types=DecisionType.choices,
             runs=runs_told_decision(decision, limit=50),
             trail=_trail("decision", decision.pk),
+            draft=draft,
         ),
         status=status,
     )
@@ -184,6 +190,9 @@ def decision_supersede(request: HttpRequest, project: str, decision_id: int) -> 
         messages.success(request, "Superseded. The chain is shown below.")
     except services.LedgerError as exc:
         _refused(request, exc)
+        if request.POST.get("mode") == "new":
+            # Shown again with what was typed, rather than losing a replacement written on the spot.
+            return _decision_page(request, access, decision, status=400, draft=request.POST)
     return redirect("review:decision", access.project.slug, target)
 
 

@@ -98,14 +98,35 @@ def test_supersede_by_a_new_decision_written_on_the_spot(lead, project, decision
     assert new.agent.name == "lead"
 
 
-@pytest.mark.parametrize(
-    "data", [{"mode": "existing", "superseded_by": ""}, {"mode": "new", "title": "", "content": "x"}]
-)
-def test_supersede_refusals_render_a_message(lead, project, decision, data):
-    response = lead.post(reverse("review:decision_supersede", args=["alpha", decision.pk]), data, follow=True)
+def test_supersede_refusal_renders_a_message(lead, project, decision):
+    response = lead.post(
+        reverse("review:decision_supersede", args=["alpha", decision.pk]),
+        {"mode": "existing", "superseded_by": ""},
+        follow=True,
+    )
     assert response.status_code == 200 and b"message error" in response.content
     decision.refresh_from_db()
     assert decision.status == "active"
+
+
+def test_refused_replacement_is_shown_again_with_what_was_typed(lead, project, decision):
+    response = lead.post(
+        reverse("review:decision_supersede", args=["alpha", decision.pk]),
+        {
+            "mode": "new",
+            "type": "scope",
+            "title": "  ",
+            "content": "Typed <b>with care</b>.",
+            "rationale": "Why.",
+        },
+    )
+    html = response.content.decode()
+    assert response.status_code == 400 and "message error" in html
+    assert "Typed &lt;b&gt;with care&lt;/b&gt;." in html and ">Why.</textarea>" in html
+    assert '<option value="scope" selected>' in html
+    assert '<details class="panel" id="supersede" open>' in html
+    decision.refresh_from_db()
+    assert decision.status == "active" and Decision.objects.count() == 1
 
 
 def test_supersede_by_itself_is_refused(lead, project, decision):
@@ -297,3 +318,11 @@ def test_add_member_bad_arguments_exit_2(project, args):
     with pytest.raises(CommandError) as info:
         call_command("add_member", *args, stdout=StringIO())
     assert info.value.returncode == 2
+
+
+def test_memory_types_read_as_words(lead, project):
+    services.memory_record(
+        project=project, agent_name="Alice", type="core_context", content="Alice owns HTTP."
+    )
+    html = lead.get("/p/alpha/memory/").content.decode()
+    assert "<td>core context</td>" in html and "<td>core_context</td>" not in html

@@ -197,3 +197,21 @@ def test_archiving_a_memory_in_place_asks_first(page, signed_in, project):
     expect(row).to_contain_text(f"Memory {memory.pk} archived.")
     memory.refresh_from_db()
     assert memory.status == "archived"
+
+
+@pytest.mark.parametrize(
+    ("context_options", "cell"),
+    [
+        ({"viewport": {"width": 1280, "height": 800}}, "{n}"),
+        ({"viewport": {"width": 420, "height": 800}}, "{n} tokens"),
+    ],
+    ids=["wide", "narrow"],
+)
+def test_token_counts_say_their_unit_where_the_table_header_is_hidden(page, signed_in, project, cell):
+    services.decision_create(
+        project=project, agent_name="Dave", type="scope", title="Scope", content="v1.", by="l"
+    )
+    compiled = context.compile(project, "Dave", run_id="run-1")
+    page.goto("/p/alpha/compilations/")
+    tokens = page.locator("table.entries tbody td").nth(2)
+    expect(tokens).to_have_text(cell.format(n=compiled.tokens), use_inner_text=True)

@@ -419,11 +419,13 @@ def _require_pending(entry: InboxEntry) -> None:
 
 
 def _decide(
-    *, project: Project, entry: InboxEntry, by: str, via: str, action: str, status: str, **fields: Any
+    *, project: Project, entry: InboxEntry, by: str, via: str, status: str, **fields: Any
 ) -> InboxEntry:
-    """Move a pending entry to `status`, recording who decided it; audited, mirrored after commit."""
+    """Move a pending entry to `status` (merged or rejected), recording who decided it; audited, mirrored
+    after commit."""
     now = timezone.now()
-    if status == EntryStatus.MERGED:
+    merged = status == EntryStatus.MERGED
+    if merged:
         fields["merged_at"] = now
     # Compare-and-set: whoever changes the status first wins, on any database.
     won = InboxEntry.objects.filter(pk=entry.pk, status=EntryStatus.PENDING).update(
@@ -435,14 +437,14 @@ def _decide(
     entry.refresh_from_db()
     detail = (
         {"decision_id": entry.decision_id, "memory_id": entry.memory_id}
-        if action == "merge"
+        if merged
         else {"reason": entry.reason}
     )
     _audit(
         project=project,
         actor=by,
         via=via,
-        action=action,
+        action="merge" if merged else "reject",
         obj=entry,
         from_state=EntryStatus.PENDING,
         to_state=status,
@@ -487,7 +489,6 @@ def entry_merge(*, project: Project, entry_id: int, by: str, via: str = "api") -
             entry=entry,
             by=by,
             via=via,
-            action="merge",
             status=EntryStatus.MERGED,
             **link,
         )
@@ -505,7 +506,6 @@ def entry_reject(
             entry=entry,
             by=by,
             via=via,
-            action="reject",
             status=EntryStatus.REJECTED,
             reason=reason,
         )

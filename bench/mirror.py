@@ -3,7 +3,11 @@
     python bench/mirror.py                     # SQLite (temporary file)
     python bench/mirror.py --database-url postgres://postgres@127.0.0.1:5432/postgres
 
-Seeds 10,000 decisions, 5,000 pending entries and 20,000 memories, then times a first export into an
+First, adoption: a Squad team's folder (a 2,500-line `decisions.md`, fifty agents' `history.md`, inbox
+files in every shape) is imported into an empty project, exported (no byte changes), then synced again
+after Squad's Scribe appends a block.
+
+Then seeds 10,000 decisions, 5,000 pending entries and 20,000 memories, and times a first export into an
 empty workspace, a re-export with nothing changed, an import of the 5,000 exported inbox files (all
 unchanged), and an import of 1,000 new hand-written files.
 """
@@ -91,10 +95,35 @@ def timed(label: str, action):  # type: ignore[no-untyped-def]
     return result
 
 
+def adoption(engine: str) -> None:
+    from ledger import mirror, services
+    from ledger.models import AgentMemory, Decision
+    from tests.squad_fixtures import scribe_append, write_squad_team
+
+    root = Path(tempfile.mkdtemp(prefix="canon-bench-squad-"))
+    atexit.register(shutil.rmtree, root, ignore_errors=True)
+    team = write_squad_team(root, log_lines=2500, agents=50)
+    lines = (root / ".squad/decisions.md").read_text(encoding="utf-8").count("\n")
+    project, _ = services.project_create_or_update(slug="squad", name="Squad", workspace=str(root))
+    print(f"{engine}: adopting a Squad folder: decisions.md of {lines:,} lines, {len(team.agents)} histories")
+    started = time.perf_counter()
+    timed("  import (adopt)", lambda: mirror.import_project(project))
+    timed("  export", lambda: mirror.export_project(project))
+    total = time.perf_counter() - started
+    decisions = Decision.objects.filter(project=project).count()
+    memories = AgentMemory.objects.filter(project=project).count()
+    print(f"  adopt + export: {total:.2f} s ({decisions:,} decisions, {memories:,} memories)")
+    scribe_append(team, title="Bench block", author="Juno", body="Appended.", date="2026-11-22")
+    timed("  sync after Squad's Scribe appended", lambda: mirror.import_project(project))
+    timed("  export", lambda: mirror.export_project(project))
+
+
 def main() -> None:
     args = parse_args(__doc__.splitlines()[0])
     engine = setup_django(args.database_url, "mirror")
     from ledger import mirror
+
+    adoption(engine)
 
     workspace = Path(tempfile.mkdtemp(prefix="canon-bench-workspace-"))
     atexit.register(shutil.rmtree, workspace, ignore_errors=True)

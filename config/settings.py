@@ -192,6 +192,8 @@ CANON_CONTEXT_MAX_TOKENS = env_int("CANON_CONTEXT_MAX_TOKENS", 4000)
 CANON_EXPORT_ON_WRITE = env_bool("CANON_EXPORT_ON_WRITE", True)
 # Per-project lock files that keep exports of one project from interleaving, across processes.
 CANON_LOCK_DIR = Path(os.environ.get("CANON_LOCK_DIR", BASE_DIR / "var" / "locks"))
+# Canon's own data outside every workspace: copies of team files taken before Canon first replaces them.
+CANON_DATA_DIR = Path(os.environ.get("CANON_DATA_DIR", BASE_DIR / "var"))
 
 LOGGING = {
     "version": 1,

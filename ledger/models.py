@@ -9,6 +9,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 from django.db.models import F, Q
+from django.utils import timezone
 
 from ledger.values import AGENT_NAME_MAX_LENGTH
 
@@ -101,6 +102,9 @@ class Project(models.Model):
         help_text="Directory the ledger is mirrored into (.squad/, .agentweaver/).",
     )
     coordinator_agent = models.CharField(max_length=AGENT_NAME_MAX_LENGTH, default="coordinator")
+    # The type given to a decision adopted from a Squad log that names none: `technical` keeps an
+    # adopted log out of every agent's boundaries layer until a coordinator retypes it.
+    squad_type = models.CharField(max_length=20, choices=DecisionType.choices, default=DecisionType.TECHNICAL)
     # The last background export's failure, shown on the dashboard until an export succeeds.
     export_error = models.TextField(blank=True)
     export_error_at = models.DateTimeField(null=True, blank=True)
@@ -110,6 +114,11 @@ class Project(models.Model):
 
     class Meta:
         ordering = ["slug"]
+        constraints = [
+            models.CheckConstraint(
+                condition=_in("squad_type", DecisionType), name="ledger_project_squad_type_valid"
+            ),
+        ]
 
     def __str__(self) -> str:
         return self.slug
@@ -157,7 +166,11 @@ class InboxEntry(models.Model):
     reviewed_by = models.CharField(max_length=150, blank=True)
     reviewed_at = models.DateTimeField(null=True, blank=True)
     reason = models.TextField(blank=True)
-    created_at = models.DateTimeField(auto_now_add=True)
+    # The file of the workspace inbox (`decisions/inbox/{file}`) that holds this entry: the one it was
+    # imported from, or the one Canon wrote for it. Once set, Canon never writes another file for it.
+    file = models.CharField(max_length=255, blank=True)
+    # Set on insert; an adopted row takes the date its file gives it.
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
@@ -165,6 +178,9 @@ class InboxEntry(models.Model):
         verbose_name_plural = "inbox entries"
         constraints = [
             models.UniqueConstraint(fields=["project", "slug"], name="ledger_inboxentry_unique_slug"),
+            models.UniqueConstraint(
+                fields=["project", "file"], condition=~Q(file=""), name="ledger_inboxentry_unique_file"
+            ),
             models.CheckConstraint(condition=_in("type", EntryType), name="ledger_inboxentry_type_valid"),
             models.CheckConstraint(
                 condition=_in("status", EntryStatus), name="ledger_inboxentry_status_valid"
@@ -214,10 +230,16 @@ class Decision(models.Model):
     superseded_by = models.ForeignKey(
         "self", null=True, blank=True, on_delete=models.PROTECT, related_name="supersedes"
     )
+    source = models.CharField(max_length=20, choices=Source.choices, default=Source.COORDINATOR)
+    # An adopted decision's block exactly as the team wrote it, and the file it came from. The mirror
+    # renders this text, never a re-rendering of the fields.
+    markdown = models.TextField(blank=True)
+    origin = models.CharField(max_length=1024, blank=True)
     # Tokens of this decision's block in the compiled context, counted when the row is written.
     tokens = models.PositiveIntegerField(default=0)
     status_changed_at = models.DateTimeField(null=True, blank=True)
-    created_at = models.DateTimeField(auto_now_add=True)
+    # Set on insert; an adopted row takes the date its file gives it.
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
@@ -230,12 +252,15 @@ class Decision(models.Model):
             models.CheckConstraint(
                 condition=~Q(superseded_by=F("pk")), name="ledger_decision_not_superseded_by_self"
             ),
-            # Superseded exactly when it names its replacement.
+            # Superseded exactly when it names its replacement; a decision adopted from a file as
+            # superseded may not know it.
             models.CheckConstraint(
                 condition=Q(status=DecisionStatus.SUPERSEDED, superseded_by__isnull=False)
+                | Q(status=DecisionStatus.SUPERSEDED, superseded_by__isnull=True, source=Source.IMPORT)
                 | (~Q(status=DecisionStatus.SUPERSEDED) & Q(superseded_by__isnull=True)),
                 name="ledger_decision_superseded_link",
             ),
+            models.CheckConstraint(condition=_in("source", Source), name="ledger_decision_source_valid"),
         ]
         indexes = [
             # Context compiler boundaries: active decisions of a project by type, oldest first.
@@ -280,10 +305,14 @@ class AgentMemory(models.Model):
     session_id = models.CharField(max_length=100, blank=True)
     source = models.CharField(max_length=20, choices=Source.choices, default=Source.AGENT)
     injected_by = models.CharField(max_length=150, blank=True)
+    # An adopted memory's entry exactly as written in the agent's history file, and that file.
+    markdown = models.TextField(blank=True)
+    origin = models.CharField(max_length=1024, blank=True)
     content_sha256 = models.CharField(max_length=64, editable=False)
     tokens = models.PositiveIntegerField(default=0, editable=False)
     status = models.CharField(max_length=10, choices=MemoryStatus.choices, default=MemoryStatus.ACTIVE)
-    created_at = models.DateTimeField(auto_now_add=True)
+    # Set on insert; an adopted row takes the date its file gives it.
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
@@ -478,6 +507,8 @@ class MirrorRun(models.Model):
     ok = models.BooleanField(default=True)
     counts = models.JSONField(default=dict, blank=True)
     warnings = models.JSONField(default=list, blank=True)
+    # The whole report: per file what was adopted, created, kept (and why), written, removed, backed up.
+    report = models.JSONField(default=dict, blank=True)
     error = models.TextField(blank=True)
     actor = models.CharField(max_length=150, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
@@ -491,3 +522,45 @@ class MirrorRun(models.Model):
 
     def __str__(self) -> str:
         return f"{self.kind} {self.project_id} {'ok' if self.ok else 'failed'}"
+
+
+class MirrorFile(models.Model):
+    """One path of a project's workspace that Canon has written or adopted: the mirror's manifest.
+
+    Canon owns a path when the file is absent or its bytes are exactly what Canon last wrote
+    (`sha256`), was about to write when it stopped (`pending_sha256`), or last adopted into the ledger
+    (`adopted_sha256`). Any other bytes are someone else's: adopted first, or left alone.
+    """
+
+    project = models.ForeignKey(Project, on_delete=models.PROTECT, related_name="mirror_files")
+    path = models.CharField(max_length=1024)
+    sha256 = models.CharField(max_length=64, blank=True)
+    pending_sha256 = models.CharField(max_length=64, blank=True)
+    adopted_sha256 = models.CharField(max_length=64, blank=True)
+    adopted_at = models.DateTimeField(null=True, blank=True)
+    # The copy of the team's original taken before Canon first replaced it (in CANON_DATA_DIR).
+    backup = models.CharField(max_length=2048, blank=True)
+    # The parts of the file Canon knows, by the sha256 of their text: {"<sha>": "decision:12"}.
+    parts = models.JSONField(default=dict, blank=True)
+    # Every row ever placed in the file ("decision:12"): one someone else removed is not put back.
+    placed = models.JSONField(default=list, blank=True)
+    agent = models.ForeignKey(
+        Agent, null=True, blank=True, on_delete=models.PROTECT, related_name="mirror_files"
+    )
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["project_id", "path"]
+        constraints = [
+            models.UniqueConstraint(fields=["project", "path"], name="ledger_mirrorfile_unique_path"),
+        ]
+
+    def __str__(self) -> str:
+        return self.path
+
+    @property
+    def adopted(self) -> bool:
+        return self.adopted_at is not None
+
+    def owns(self, digest: str) -> bool:
+        return digest in {self.sha256, self.pending_sha256, self.adopted_sha256} - {""}

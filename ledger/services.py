@@ -14,6 +14,7 @@ import secrets
 import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from django.conf import settings
@@ -44,6 +45,7 @@ from ledger.models import (
 )
 from ledger.tokens import count_tokens
 from ledger.values import (
+    AGENT_NAME_MAX_LENGTH,
     InvalidValue,
     agent_key,
     agent_segment,
@@ -204,7 +206,12 @@ def _export_soon(project_id: int) -> None:
 
 
 def project_create_or_update(
-    *, slug: str, name: str | None = None, workspace: str | None = None, coordinator: str | None = None
+    *,
+    slug: str,
+    name: str | None = None,
+    workspace: str | None = None,
+    coordinator: str | None = None,
+    squad_type: str | None = None,
 ) -> tuple[Project, bool]:
     clean_slug = _slug(slug)
     if clean_slug != slug:
@@ -216,6 +223,8 @@ def project_create_or_update(
         defaults["workspace"] = _text("workspace", workspace, max_length=1024)
     if coordinator is not None:
         defaults["coordinator_agent"] = _agent_name(coordinator, "coordinator")
+    if squad_type is not None:
+        defaults["squad_type"] = _choice("squad_type", squad_type, DecisionType.values)
     with transaction.atomic():
         project = Project.objects.select_for_update().filter(slug=clean_slug).first()
         if project is None:
@@ -333,10 +342,13 @@ def entry_import(
     tags: str | Iterable[str] | None = None,
     importance: str | None = None,
     run_id: str = "",
+    file: str = "",
+    created_at: datetime | None = None,
 ) -> InboxEntry:
     """A pending entry from a file in the workspace inbox, only if the project never had this slug.
 
-    Union semantics: existing rows are never changed; a slug taken meanwhile is a Conflict.
+    Union semantics: existing rows are never changed; a slug taken meanwhile is a Conflict. `file` is
+    the inbox file's name, which stays the entry's file; `created_at` the date the file gives.
     """
     name = _agent_name(agent_name)
     fields = {
@@ -352,9 +364,16 @@ def entry_import(
     try:
         with transaction.atomic():
             agent = agent_get_or_create(project=project, name=name)
-            entry = InboxEntry.objects.create(project=project, agent=agent, source=Source.IMPORT, **fields)
+            entry = InboxEntry.objects.create(
+                project=project,
+                agent=agent,
+                source=Source.IMPORT,
+                file=file[:255],
+                created_at=created_at or timezone.now(),
+                **fields,
+            )
     except IntegrityError:
-        raise Conflict(f"the ledger already has an entry {fields['slug']!r}") from None
+        raise Conflict(f"the ledger already has an entry {fields['slug']!r} or a file {file!r}") from None
     return entry
 
 
@@ -469,6 +488,7 @@ def entry_merge(*, project: Project, entry_id: int, by: str, via: str = "api") -
                 content=entry.content,
                 rationale=entry.rationale,
                 tags=entry.tags,
+                source=Source.INBOX,
             )
             link = {"decision": decision}
         else:
@@ -516,7 +536,15 @@ def entry_reject(
 
 
 def _decision_insert(
-    *, project: Project, agent: Agent, type: str, title: str, content: str, rationale: str, tags: list[str]
+    *,
+    project: Project,
+    agent: Agent,
+    type: str,
+    title: str,
+    content: str,
+    rationale: str,
+    tags: list[str],
+    source: str = Source.COORDINATOR,
 ) -> Decision:
     decision = Decision(
         project=project,
@@ -526,6 +554,7 @@ def _decision_insert(
         content=content,
         rationale=rationale,
         tags=tags,
+        source=source,
         status=DecisionStatus.ACTIVE,
         status_changed_at=timezone.now(),
     )
@@ -991,3 +1020,173 @@ def session_append_summary(*, project: Project, line: str) -> Session | None:
         return session_update_current(project=project, summary_append=line)
     except NotFound:
         return None
+
+
+# ---------------------------------------------------------------------------------------------
+# Adoption: a team's own files taken into the ledger, their text kept verbatim
+
+
+@dataclass(frozen=True)
+class Adopted:
+    """One decision block or history entry read from a team file, as the mirror parsed it."""
+
+    markdown: str
+    content: str
+    type: str
+    author: str = ""
+    title: str = ""
+    date: datetime | None = None
+    status: str = DecisionStatus.ACTIVE
+
+
+ADOPTED_AUTHOR_FALLBACK = "unknown"
+
+
+def adopted_agent_name(raw: str) -> str:
+    """An author as written in a team file, made a valid agent name (`unknown` when nothing is left)."""
+    name = "".join(ch for ch in raw if ch.isprintable()).strip()[:AGENT_NAME_MAX_LENGTH].strip()
+    return name or ADOPTED_AUTHOR_FALLBACK
+
+
+def _one_line(text: str, limit: int) -> str:
+    line = " ".join(text.split())
+    return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"
+
+
+def _agents_by_name(project: Project, names: Iterable[str]) -> dict[str, Agent]:
+    return {name: agent_get_or_create(project=project, name=name) for name in sorted(set(names))}
+
+
+def _checked_adopted(items: Sequence[Adopted]) -> None:
+    for item in items:
+        try:
+            check_text(item.markdown, "the file")
+        except InvalidValue as exc:
+            raise invalid("file", str(exc)) from exc
+
+
+def decisions_adopt(*, project: Project, items: Sequence[Adopted], origin: str) -> list[Decision]:
+    """One decision per block of a team's decision log, all or none. The block's text is kept verbatim
+    (`markdown`), its date becomes the creation time; a type the block does not name is the project's
+    `squad_type`."""
+    _checked_adopted(items)
+    now = timezone.now()
+    with transaction.atomic():
+        agents = _agents_by_name(project, (adopted_agent_name(item.author) for item in items))
+        decisions = []
+        for item in items:
+            status = item.status if item.status in DecisionStatus.values else DecisionStatus.ACTIVE
+            decision = Decision(
+                project=project,
+                agent=agents[adopted_agent_name(item.author)],
+                type=item.type if item.type in DecisionType.values else project.squad_type,
+                title=_one_line(item.title, TITLE_MAX_LENGTH) or _one_line(item.content, 80) or "Untitled",
+                content=item.content.strip() or item.title or item.markdown.strip(),
+                status=status,
+                status_changed_at=item.date or now,
+                source=Source.IMPORT,
+                markdown=item.markdown,
+                origin=origin[:1024],
+                created_at=item.date or now,
+            )
+            decision.tokens = count_tokens(context.decision_block(decision))
+            decisions.append(decision)
+        Decision.objects.bulk_create(decisions, batch_size=500)
+        _audit_many(project=project, objects=decisions, action="adopt", detail={"file": origin})
+        return decisions
+
+
+def memories_adopt(
+    *, project: Project, agent_name: str, items: Sequence[Adopted], origin: str
+) -> list[AgentMemory]:
+    """One memory per entry of an agent's history file, all or none, its text kept verbatim."""
+    _checked_adopted(items)
+    now = timezone.now()
+    with transaction.atomic():
+        agent = agent_get_or_create(project=project, name=adopted_agent_name(agent_name))
+        memories = [
+            AgentMemory(
+                project=project,
+                agent=agent,
+                type=item.type if item.type in MemoryType.values else MemoryType.LEARNING,
+                importance=Importance.MEDIUM,
+                importance_rank=IMPORTANCE_RANK[Importance.MEDIUM],
+                content=item.content.strip() or item.markdown.strip(),
+                tags=[],
+                tag_index="",
+                source=Source.IMPORT,
+                markdown=item.markdown,
+                origin=origin[:1024],
+                content_sha256=content_sha256(item.content.strip() or item.markdown.strip()),
+                tokens=count_tokens(item.content.strip() or item.markdown.strip()),
+                created_at=item.date or now,
+            )
+            for item in items
+        ]
+        AgentMemory.objects.bulk_create(memories, batch_size=500)
+        _audit_many(project=project, objects=memories, action="adopt", detail={"file": origin})
+        return memories
+
+
+def _audit_many(
+    *, project: Project, objects: Sequence[Decision | AgentMemory], action: str, detail: dict[str, Any]
+) -> None:
+    AuditEvent.objects.bulk_create(
+        [
+            AuditEvent(
+                project=project,
+                actor="canon",
+                via="import",
+                action=action,
+                object_type=type(obj).__name__.lower(),
+                object_id=obj.pk,
+                to_state=obj.status,
+                detail=detail,
+            )
+            for obj in objects
+        ],
+        batch_size=500,
+    )
+
+
+def entry_merged_outside(*, project: Project, entry_id: int, decision: Decision, by: str) -> InboxEntry:
+    """Someone else merged a pending entry's file into the team's log (Squad's Scribe does, then deletes
+    the file): the entry becomes merged, linked to the adopted block, instead of being written again."""
+    with transaction.atomic():
+        entry = _locked_entry(project, entry_id)
+        _require_pending(entry)
+        if InboxEntry.objects.filter(decision=decision).exists():
+            raise Conflict(f"decision {decision.pk} is already linked to another entry")
+        return _decide(
+            project=project, entry=entry, by=by, via="import", status=EntryStatus.MERGED, decision=decision
+        )
+
+
+def decisions_retype(
+    *, project: Project, decision_ids: Sequence[int], type: str, by: str, via: str = "dashboard"
+) -> list[Decision]:
+    """Give several decisions one type (an adopted log is typed `technical` until someone looks)."""
+    new_type = _choice("type", type, DecisionType.values)
+    with transaction.atomic():
+        decisions = list(
+            Decision.objects.select_for_update(of=("self",))
+            .select_related("agent")
+            .filter(project=project, pk__in=list(decision_ids))
+            .exclude(type=new_type)
+        )
+        for decision in decisions:
+            before = decision.type
+            decision.type = new_type
+            decision.tokens = count_tokens(context.decision_block(decision))
+            decision.save(update_fields=["type", "tokens", "updated_at"])
+            _audit(
+                project=project,
+                actor=by,
+                via=via,
+                action="retype",
+                obj=decision,
+                detail={"from": before, "to": new_type},
+            )
+        if decisions:
+            _mirror_changed(project)
+        return decisions

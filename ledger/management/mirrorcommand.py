@@ -42,6 +42,21 @@ class MirrorCommand(BaseCommand):
             self.stdout.write(f"\r\033[K  {path}", ending="")
             self.stdout.flush()
 
+    def per_file(self, details: dict[str, Any]) -> None:
+        """One line per file that was adopted, merged, backed up, kept, skipped or in conflict."""
+        for label, key, field in (
+            ("adopted", "adopted", "what"),
+            ("merged", "merged", "what"),
+            ("backed up", "backed_up", "backup"),
+            ("kept", "kept", "reason"),
+            ("warning", "skipped", "reason"),
+            ("warning", "conflicts", "reason"),
+        ):
+            for item in details.get(key, []):
+                self.stdout.write(f"  {label}: {item['path']}: {item[field]}")
+        for error in details.get("errors", []):
+            self.stderr.write(f"  error: {error['path']}: {error['error']}")
+
     def handle(self, *args: Any, **options: Any) -> None:
         summary: dict[str, Any] = {}
         failed = False
@@ -57,10 +72,7 @@ class MirrorCommand(BaseCommand):
                 self.stdout.write(f"{prefix}{project.slug}: {line}")
                 if options["verbosity"] >= 1:
                     for r in results:
-                        for warning in r.as_dict().get("skipped", []) + r.as_dict().get("conflicts", []):
-                            self.stdout.write(f"  warning: {warning['path']}: {warning['reason']}")
-                        for error in r.as_dict().get("errors", []):
-                            self.stderr.write(f"  error: {error['path']}: {error['error']}")
+                        self.per_file(r.as_dict())
         if options["json"]:
             self.stdout.write(json.dumps(summary, sort_keys=True))
         if failed:

@@ -75,10 +75,10 @@ def test_import_reports_created_and_skipped(project, coordinator, tmp_path):
     inbox = tmp_path / ".squad/decisions/inbox"
     inbox.mkdir(parents=True)
     (inbox / "a.md").write_text("---\nagent: Dave\nslug: a\ntype: scope\ntitle: A\n---\nBody.\n")
-    (inbox / "b.md").write_text("no front matter\n")
+    (inbox / "b.md").write_bytes(b"\xff not UTF-8\n")
     body = coordinator.post("/memory/import").json()
     assert body["created"] == ["a"]
-    assert body["skipped"] == [{"path": ".squad/decisions/inbox/b.md", "reason": "no front matter"}]
+    assert body["skipped"] == [{"path": ".squad/decisions/inbox/b.md", "reason": "not UTF-8"}]
     assert InboxEntry.objects.get().source == "import"
 
 

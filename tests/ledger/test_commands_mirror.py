@@ -52,15 +52,15 @@ def test_json_summary(workspace):
 
 def test_dry_run_changes_nothing(workspace):
     output = run("sync_ledger", "--project", "alpha", "--dry-run")
-    assert output.startswith("[dry run] alpha: import: 1 created")
+    assert output.startswith("[dry run] alpha: import: 1 would be created")
     assert not InboxEntry.objects.exists()
     assert not (workspace / ".squad/decisions.md").exists()
 
 
 def test_warnings_are_not_failures(workspace):
-    (workspace / ".squad/decisions/inbox/bad.md").write_text("no front matter")
+    (workspace / ".squad/decisions/inbox/bad.md").write_text("---\nagent: [unclosed\n---\nx\n")
     output = run("import_ledger", "--project", "alpha")
-    assert "warning: .squad/decisions/inbox/bad.md: no front matter" in output
+    assert "warning: .squad/decisions/inbox/bad.md: front matter is not valid YAML" in output
 
 
 def test_missing_workspace_exits_1_with_a_clear_error(project, tmp_path):

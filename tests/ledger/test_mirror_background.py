@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from ledger import mirror, services
+from ledger.mirror import export as mirror_export
 from ledger.models import MirrorRun, Project
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -59,18 +60,18 @@ def test_concurrent_exports_of_one_project_never_interleave(live, tmp_path, monk
     (tmp_path / ".squad/decisions.md").unlink()  # so each export below writes
     inside = []
     overlaps = []
-    real = mirror.render_files
+    real = mirror_export.targets
 
-    def slow_render(project):
+    def slow_targets(*args):
         inside.append(1)
         if len(inside) > 1:
             overlaps.append(1)
         time.sleep(0.05)
-        files = real(project)
+        found = real(*args)
         inside.pop()
-        return files
+        return found
 
-    monkeypatch.setattr(mirror, "render_files", slow_render)
+    monkeypatch.setattr(mirror_export, "targets", slow_targets)
     errors = []
 
     def export():

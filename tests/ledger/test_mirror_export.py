@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-import json
+import hashlib
 import os
 from pathlib import Path
 
 import pytest
+from django.utils import timezone
 
 from ledger import mirror, services
-from ledger.models import MirrorRun, Project
+from ledger.models import MirrorFile, MirrorRun, Project
 
 
 @pytest.fixture
@@ -78,21 +79,22 @@ def test_export_writes_every_file_of_the_layout(ledger, workspace):
         ".agentweaver/context/boundaries.md",
         ".agentweaver/context/patterns.md",
         ".squad/agents/agent-beta/history.md",
+        ".squad/agents/alice/history.md",
         ".squad/decisions.md",
         ".squad/decisions/inbox/cache-tokens.md",
         ".squad/identity/now.md",
     ]
 
 
-def test_decisions_file_lists_active_first_and_names_replacements(ledger, workspace):
+def test_decisions_file_is_a_squad_log_oldest_first_naming_replacements(ledger, workspace):
     mirror.export_project(ledger)
     text = read(workspace, ".squad/decisions.md")
-    assert text.startswith("# Team Decisions\n")
-    assert "**Type:** architectural | **By:** lead | **Status:** active" in text
-    assert "> **Rationale:** One engine." in text
-    assert text.index("## Use PostgreSQL") < text.index("## Reviews") < text.index("## Use MySQL")
-    assert "**Superseded by:** Use PostgreSQL" in text
-    assert text.count("---") == 3
+    today = f"{timezone.now():%Y-%m-%d}"
+    assert text.startswith("# Squad Decisions\n\n")
+    assert f"### {today}: Use PostgreSQL\n**By:** lead\n**Type:** architectural\n**Status:** Active\n" in text
+    assert "**Why:** One engine." in text
+    assert text.index("Use MySQL") < text.index("Use PostgreSQL") < text.index("Reviews")
+    assert "**Status:** Superseded" in text and "**Superseded by:** Use PostgreSQL" in text
 
 
 def test_boundaries_and_patterns(ledger, workspace):
@@ -105,9 +107,9 @@ def test_boundaries_and_patterns(ledger, workspace):
 def test_history_and_now(ledger, workspace):
     mirror.export_project(ledger)
     history = read(workspace, ".squad/agents/agent-beta/history.md")
-    assert history.startswith("# Agent Beta History\n")
-    assert "### [learning] " in history and "Staging resets nightly." in history
-    assert "Owns HTTP." not in history
+    assert history == "# Agent Beta\n\n## Learnings\n\n- Staging resets nightly.\n"
+    alice = read(workspace, ".squad/agents/alice/history.md")
+    assert alice.index("## Core Context\n\n- Owns HTTP.") < alice.index("## Patterns\n\n- Small factories.")
     now = read(workspace, ".squad/identity/now.md")
     assert "focus_area: Tokens" in now and "- '#1'" in now
     assert "# What We're Focused On\n\nTokens" in now and "## Summary\n\nReviewing." in now
@@ -119,8 +121,8 @@ def test_inbox_file_round_trips_through_import(ledger, workspace):
     assert text.startswith("---\nagent: Alice\nslug: cache-tokens\ntype: technical\ntitle: 'Cache: tokens'\n")
     assert text.endswith("Cache tokens in Redis.\n\n**Rationale:** Fewer queries.\n")
     report = mirror.import_project(ledger)
-    assert report.unchanged == [".squad/decisions/inbox/cache-tokens.md"]
-    assert report.created == [] and report.conflicts == [] and report.skipped == []
+    assert ".squad/decisions/inbox/cache-tokens.md" in report.unchanged
+    assert report.created == [] and report.conflicts == [] and report.skipped == [] and report.adopted == []
 
 
 def test_export_twice_changes_nothing_and_rewrites_nothing(ledger, workspace):
@@ -194,37 +196,34 @@ def test_symbolic_link_as_a_file_is_not_written_through(ledger, workspace, tmp_p
 def test_export_killed_halfway_leaves_whole_files_and_the_next_export_completes(
     ledger, workspace, monkeypatch
 ):
+    from ledger.mirror import fs
+
     mirror.export_project(ledger)
     before = {p: p.read_bytes() for p in workspace.rglob("*.md")}
     services.decision_create(
         project=ledger, agent_name="lead", type="scope", title="New scope", content="x", by="l"
     )
     services.memory_record(project=ledger, agent_name="Alice", type="pattern", content="Another pattern.")
-    real = mirror.write_atomic
-    calls = []
+    renamed = []
 
-    def dying(path, data):
-        calls.append(path)
-        if len(calls) > 1:
-            raise RuntimeError("killed")
-        real(path, data)
+    def dying(step: str) -> None:
+        if step == "renamed":
+            renamed.append(step)
+            if len(renamed) == 2:
+                raise RuntimeError("killed")
 
-    monkeypatch.setattr(mirror, "write_atomic", dying)
+    monkeypatch.setattr(fs, "_step", dying)
     with pytest.raises(RuntimeError):
         mirror.export_project(ledger)
-    rendered = mirror.render_files(ledger)
-    for path, old in before.items():
-        now = path.read_bytes()
-        assert now in (old, rendered[str(path.relative_to(workspace))].encode())
-    assert not list(workspace.rglob("*.tmp"))
-    monkeypatch.setattr(mirror, "write_atomic", real)
+    monkeypatch.setattr(fs, "_step", lambda step: None)
+    changed = [p for p, old in before.items() if p.read_bytes() != old]
+    assert len(changed) == 2
+    assert not [p for p in workspace.rglob("*") if p.name.endswith(".tmp")]
     report = mirror.export_project(ledger)
-    assert report.ok
-    assert (
-        read(workspace, ".agentweaver/context/boundaries.md")
-        == rendered[".agentweaver/context/boundaries.md"]
-    )
-    assert read(workspace, ".agentweaver/context/patterns.md") == rendered[".agentweaver/context/patterns.md"]
+    assert report.ok and report.kept == []
+    assert "New scope" in read(workspace, ".agentweaver/context/boundaries.md")
+    assert "Another pattern." in read(workspace, ".agentweaver/context/patterns.md")
+    assert mirror.export_project(ledger).written == []
 
 
 def test_missing_workspace_is_a_clear_error(project, tmp_path):
@@ -255,7 +254,7 @@ def test_relative_workspace_is_refused(project):
 
 def test_dry_run_writes_nothing(ledger, workspace):
     report = mirror.export_project(ledger, dry_run=True)
-    assert len(report.written) == 6
+    assert len(report.written) == 7
     assert list(workspace.iterdir()) == []
 
 
@@ -271,11 +270,15 @@ def test_successful_export_is_recorded_and_clears_the_error(ledger, workspace):
         "dashboard",
         True,
         "lead",
-        6,
+        7,
     )
 
 
 def test_manifest_lists_what_was_written(ledger, workspace):
-    mirror.export_project(ledger)
-    manifest = json.loads(read(workspace, ".squad/.canon-manifest.json"))
-    assert set(manifest) == set(mirror.render_files(ledger))
+    report = mirror.export_project(ledger)
+    rows = MirrorFile.objects.filter(project=ledger)
+    assert sorted(rows.values_list("path", flat=True)) == sorted(report.written)
+    for row in rows:
+        assert row.sha256 == hashlib.sha256((workspace / row.path).read_bytes()).hexdigest()
+        assert row.pending_sha256 == "" and not row.adopted
+    assert not (workspace / ".squad/.canon-manifest.json").exists()

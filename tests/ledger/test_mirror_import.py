@@ -93,8 +93,7 @@ def test_each_bad_file_is_skipped_with_its_reason(project, inbox, tmp_path):
     write(inbox, "huge.md", GOOD + "x" * (10 * 1024 * 1024))
     write(inbox, "empty.md", "")
     write(inbox, "no-body.md", "---\nagent: Dave\nslug: nb\ntype: scope\ntitle: t\n---\n")
-    write(inbox, "no-front-matter.md", "Just some notes.\n")
-    write(inbox, "missing-key.md", "---\nagent: Dave\nslug: mk\ntype: scope\n---\nx\n")
+    write(inbox, "missing-key.md", "---\nagent: Dave\nslug: mk\ntitle: t\n---\nx\n")
     write(inbox, "bad-type.md", "---\nagent: Dave\nslug: bt\ntype: opinion\ntitle: t\n---\nx\n")
     write(inbox, "bad-slug.md", "---\nagent: Dave\nslug: '!!!'\ntype: scope\ntitle: t\n---\nx\n")
     (inbox / "x.md").mkdir()
@@ -103,11 +102,10 @@ def test_each_bad_file_is_skipped_with_its_reason(project, inbox, tmp_path):
     got = reasons(report)
     assert "YAML" in got["python.md"]
     assert got["latin1.md"] == "not UTF-8"
-    assert got["huge.md"].startswith("too large")
+    assert got["huge.md"] == "too large (over 262144 bytes)"
     assert got["empty.md"] == "empty file"
     assert got["no-body.md"] == "no content after the front matter"
-    assert got["no-front-matter.md"] == "no front matter"
-    assert got["missing-key.md"] == "missing key: title"
+    assert got["missing-key.md"] == "missing key: type"
     assert got["bad-type.md"].startswith("bad type")
     assert got["bad-slug.md"].startswith("bad slug")
     assert got["x.md"] == "not a regular file"

@@ -239,11 +239,11 @@ def test_mirror_page_runs_export_and_shows_warnings(lead, project, tmp_path):
     project.save()
     inbox = tmp_path / ".squad/decisions/inbox"
     inbox.mkdir(parents=True)
-    (inbox / "bad.md").write_text("no front matter")
+    (inbox / "bad.md").write_bytes(b"\xff\xfe not UTF-8")
     lead.post(reverse("review:mirror_import", args=["alpha"]))
     response = lead.post(reverse("review:mirror_export", args=["alpha"]), follow=True)
     html = response.content.decode()
-    assert "export: " in html and "bad.md" in html and "no front matter" in html
+    assert "export: " in html and "bad.md" in html and "not UTF-8" in html
     assert MirrorRun.objects.filter(trigger="dashboard").count() == 2
 
 

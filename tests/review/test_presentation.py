@@ -98,7 +98,7 @@ def test_saving_a_decision_unchanged_keeps_no_revision_and_says_so(lead, project
 
 def test_mirror_page_without_a_workspace_offers_no_buttons_and_says_how_to_set_one(lead, project):
     html = lead.get("/p/alpha/mirror/").content.decode()
-    assert "Import inbox files" not in html and "Export the ledger" not in html
+    assert "Import the team" not in html and "Export the ledger" not in html
     assert "manage.py create_project alpha --workspace DIR" in html
 
 
@@ -106,7 +106,7 @@ def test_mirror_page_with_a_workspace_offers_import_and_export(lead, project, tm
     project.workspace = str(tmp_path)
     project.save()
     html = lead.get("/p/alpha/mirror/").content.decode()
-    assert "Import inbox files" in html and "Export the ledger" in html
+    assert "Import the team" in html and "Export the ledger" in html
 
 
 def test_project_page_links_recent_actions_to_what_they_touched(lead, project, entry):

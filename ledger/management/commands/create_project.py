@@ -19,6 +19,12 @@ class Command(BaseCommand):
         parser.add_argument("--name", help="display name (defaults to the slug for a new project)")
         parser.add_argument("--workspace", help="directory the ledger is mirrored into")
         parser.add_argument("--coordinator", help="the coordinator agent's name (default 'coordinator')")
+        parser.add_argument(
+            "--squad-type",
+            choices=["architectural", "scope", "process", "technical"],
+            help="type given to decisions adopted from a team's .squad/decisions.md that name none "
+            "(default technical: an adopted log stays out of the boundaries layer until retyped)",
+        )
         parser.add_argument("--dry-run", action="store_true", help="say what would change, change nothing")
         parser.add_argument("--json", action="store_true", help="print a JSON summary")
 
@@ -34,6 +40,7 @@ class Command(BaseCommand):
                 name=options["name"],
                 workspace=options["workspace"],
                 coordinator=options["coordinator"],
+                squad_type=options["squad_type"],
             )
         except services.LedgerError as exc:
             raise CommandError(exc.message, returncode=2) from exc
@@ -44,6 +51,7 @@ class Command(BaseCommand):
                 "name": project.name,
                 "workspace": project.workspace,
                 "coordinator": project.coordinator_agent,
+                "squad_type": project.squad_type,
                 "created": created,
                 "dry_run": False,
             },

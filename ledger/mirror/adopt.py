@@ -1,0 +1,514 @@
+"""Import: the team's files read into the ledger before anything is rendered.
+
+A file Canon last wrote or adopted, byte for byte, has nothing new and is not parsed. Any other file is
+someone else's: its parts Canon already knows (by the sha256 of their text) are matched, and each new
+part becomes a row whose text is kept verbatim:
+
+- `decisions.md`: one decision per block;
+- `decisions/inbox/*.md`: one pending entry per file, with or without front matter; the file keeps its
+  name and stays the entry's file. An inbox file that disappeared after Squad's Scribe merged it into
+  `decisions.md` marks its entry merged, linked to the block that took it in;
+- `agents/{folder}/history.md`: one memory per bullet or paragraph of a typed section;
+- `identity/now.md`: the open session's focus and issues from the front matter.
+
+Rows are created only for content the ledger does not have (union); existing rows are never changed by
+import, except that the open session follows `now.md`. A file that cannot be read safely (a link, too
+large, not UTF-8, a NUL character, YAML aliases) is skipped, reported, and left untouched by the export.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from django.utils import timezone
+
+from ledger import services
+from ledger.mirror import fs, manifest, squad
+from ledger.mirror.paths import Layout
+from ledger.mirror.render import key, sha
+from ledger.mirror.reports import ImportReport
+from ledger.models import (
+    Agent,
+    Decision,
+    EntryStatus,
+    EntryType,
+    InboxEntry,
+    MirrorFile,
+    Project,
+    Session,
+)
+from ledger.values import InvalidValue, agent_key
+
+MAX_IMPORT_BYTES = 256 * 1024
+# A team's whole decision log or an agent's history (the largest seen are ~130 KB).
+MAX_ADOPT_BYTES = 8 * 1024 * 1024
+
+
+# ---------------------------------------------------------------------------------------------
+# Reading a file that may be someone else's
+
+
+def foreign_text(
+    workspace: fs.Workspace, path: str, known: MirrorFile | None, report: ImportReport, *, limit: int
+) -> tuple[str, str] | None:
+    """(text, sha256) of the file at `path` when someone else changed it since Canon last wrote or
+    adopted it; None when it is absent, unchanged, or cannot be read safely (then it is reported)."""
+    try:
+        data = workspace.read(path, max_bytes=limit)
+    except fs.UnsafePath as exc:
+        report.skipped.append((path, str(exc)))
+        return None
+    except fs.FileTooLarge:
+        report.skipped.append((path, f"too large (over {limit} bytes)"))
+        return None
+    if data is None:
+        return None
+    digest = sha(data)
+    if known is not None and known.owns(digest):
+        report.unchanged.append(path)
+        return None
+    if not data.strip():
+        report.skipped.append((path, "empty file"))
+        return None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        report.skipped.append((path, "not UTF-8"))
+        return None
+    if "\x00" in text:
+        report.skipped.append((path, "contains a NUL character"))
+        return None
+    return text, digest
+
+
+def _remember(row: MirrorFile, *, digest: str, parts: dict[str, str], placed: set[str]) -> None:
+    row.adopted_sha256 = digest
+    row.adopted_at = row.adopted_at or timezone.now()
+    row.parts = parts
+    row.placed = sorted(set(row.placed) | placed)
+    row.save()
+
+
+# ---------------------------------------------------------------------------------------------
+# decisions.md
+
+
+def _adopt_decisions(
+    project: Project,
+    workspace: fs.Workspace,
+    layout: Layout,
+    files: dict[str, MirrorFile],
+    report: ImportReport,
+) -> list[Decision]:
+    path = layout.decisions
+    found = foreign_text(workspace, path, files.get(path), report, limit=MAX_ADOPT_BYTES)
+    if found is None:
+        return []
+    text, digest = found
+    row = manifest.entry(project, files, path)
+    blocks = [part for part in squad.parse_decisions(text) if isinstance(part, squad.Block)]
+    parts = {sha(b.text): row.parts[sha(b.text)] for b in blocks if sha(b.text) in row.parts}
+    new = list({sha(b.text): b for b in blocks if sha(b.text) not in parts}.values())
+    kept = "" if blocks else " (no decision blocks found; kept as it is)"
+    if report.dry_run:
+        report.adopted.append((path, f"would adopt {len(new)} decision blocks{kept}"))
+        return []
+    decisions = services.decisions_adopt(
+        project=project,
+        items=[
+            services.Adopted(
+                markdown=b.text,
+                content=b.body,
+                type=b.type,
+                author=b.author,
+                title=b.title,
+                date=b.date,
+                status=b.status,
+            )
+            for b in new
+        ],
+        origin=path,
+    )
+    parts.update({sha(b.text): key(d) for b, d in zip(new, decisions, strict=True)})
+    _remember(row, digest=digest, parts=parts, placed=set(parts.values()))
+    report.adopted.append((path, f"{len(decisions)} decisions adopted{kept}"))
+    return decisions
+
+
+# ---------------------------------------------------------------------------------------------
+# decisions/inbox/*.md
+
+
+@dataclass
+class Proposal:
+    agent: str
+    slug: str
+    type: str
+    title: str
+    content: str
+    rationale: str
+    tags: Any = None
+    importance: str | None = None
+    run_id: str = ""
+    date: datetime | None = None
+
+
+def parse_front_matter_proposal(front: str, body: str) -> Proposal:
+    """An inbox file with front matter (`agent`, `slug`, `type`, `title`; body split at the first
+    `**Rationale:**`), or ValueError with the reason it cannot be imported."""
+    try:
+        meta = squad.load_yaml(front.strip().strip("-"))
+    except squad.FrontMatterError as exc:
+        raise ValueError(str(exc)) from exc
+    for name in ("agent", "slug", "type"):
+        value = meta.get(name)
+        if not isinstance(value, str) or not value.strip():
+            raise ValueError(f"missing key: {name}")
+    if meta["type"] not in EntryType.values:
+        raise ValueError(f"bad type: {meta['type']!r}")
+    content, marker, rationale = body.partition("**Rationale:**")
+    content, rationale = content.strip(), rationale.strip() if marker else ""
+    if not content:
+        raise ValueError("no content after the front matter")
+    title = meta.get("title")
+    importance = meta.get("importance")
+    run_id = meta.get("run_id")
+    return Proposal(
+        agent=meta["agent"],
+        slug=meta["slug"],
+        type=meta["type"],
+        title=str(title).strip() if title is not None else "",
+        content=content,
+        rationale=rationale,
+        tags=meta.get("tags"),
+        importance=importance if isinstance(importance, str) else None,
+        run_id=str(run_id) if run_id is not None else "",
+    )
+
+
+def parse_inbox_file(project: Project, name: str, text: str, agent_folders: list[str]) -> Proposal:
+    """Either shape of inbox file as a proposal; ValueError with the reason when it cannot be one."""
+    text = text.removeprefix("\ufeff")
+    split = squad.split_front_matter(text.lstrip("\r\n"))
+    if split is not None:
+        proposal = parse_front_matter_proposal(*split)
+        slug = squad.slug_from_filename(f"{proposal.slug}.md")
+        if not slug:
+            raise ValueError(f"bad slug: {proposal.slug!r} has no letters or digits")
+        proposal.slug = slug
+        return proposal
+    native = squad.parse_native_proposal(name, text, agent_folders)
+    if not native.slug:
+        raise ValueError(f"bad slug: the file name {name!r} has no letters or digits")
+    content = native.content or native.title
+    if not content.strip():
+        raise ValueError("no content")
+    return Proposal(
+        agent=services.adopted_agent_name(native.agent),
+        slug=native.slug,
+        type=native.type or project.squad_type,
+        title=native.title,
+        content=content,
+        rationale=native.rationale,
+        date=native.date,
+    )
+
+
+def _normalised(text: str) -> str:
+    return re.sub(r"[\W_]+", " ", text.casefold()).strip()
+
+
+def _merged_into(entry: InboxEntry, candidates: list[Decision]) -> Decision | None:
+    """The adopted block that took in this entry's text: same title, or the entry's content inside it."""
+    title, content = _normalised(entry.title), _normalised(entry.content)
+    for decision in candidates:
+        if title and _normalised(decision.title) == title:
+            return decision
+    for decision in candidates:
+        if len(content) >= 20 and content in _normalised(decision.markdown):
+            return decision
+    return None
+
+
+def _import_inbox(
+    project: Project,
+    workspace: fs.Workspace,
+    layout: Layout,
+    files: dict[str, MirrorFile],
+    report: ImportReport,
+    adopted: list[Decision],
+    progress: Callable[[str], None] | None,
+) -> None:
+    kind = workspace.kind(layout.inbox)
+    if kind not in ("dir", "absent"):
+        report.skipped.append((layout.inbox, "a symbolic link" if kind == "link" else "not a folder"))
+        return
+    names = [n for n in workspace.files(layout.inbox) if not n.startswith(fs.TEMP_PREFIX)]
+    agent_folders = workspace.folders(layout.agents) if workspace.kind(layout.agents) == "dir" else []
+    by_file = {e.file: e for e in InboxEntry.objects.filter(project=project).exclude(file="")}
+    parsed: list[tuple[str, str, Proposal]] = []
+    for name in names:
+        path = layout.inbox_file(name)
+        if progress:
+            progress(path)
+        kind = workspace.kind(path)
+        if kind != "file":
+            report.skipped.append((path, "a symbolic link" if kind == "link" else "not a regular file"))
+            continue
+        found = foreign_text(workspace, path, files.get(path), report, limit=MAX_IMPORT_BYTES)
+        if found is None:
+            continue
+        text, digest = found
+        if name in by_file:
+            report.conflicts.append(
+                (path, f"edited since it was imported as {by_file[name].slug!r}; the ledger keeps its text")
+            )
+            continue
+        try:
+            proposal = parse_inbox_file(project, name, text, agent_folders)
+        except ValueError as exc:
+            report.skipped.append((path, str(exc)))
+            continue
+        parsed.append((name, digest, proposal))
+    _create_entries(project, layout, files, report, parsed)
+    _gone_inbox_files(project, layout, files, report, set(names), by_file, adopted)
+
+
+def _create_entries(
+    project: Project,
+    layout: Layout,
+    files: dict[str, MirrorFile],
+    report: ImportReport,
+    parsed: list[tuple[str, str, Proposal]],
+) -> None:
+    existing = {
+        e.slug: e
+        for e in InboxEntry.objects.select_related("agent").filter(
+            project=project, slug__in=[p.slug for _, _, p in parsed]
+        )
+    }
+    claimed: dict[str, str] = {}
+    for name, digest, proposal in parsed:
+        path = layout.inbox_file(name)
+        if proposal.slug in claimed:
+            report.conflicts.append(
+                (path, f"slug {proposal.slug!r} is also claimed by {claimed[proposal.slug]}")
+            )
+            continue
+        claimed[proposal.slug] = path
+        entry = existing.get(proposal.slug)
+        if entry is not None:
+            if _same_text(entry, proposal):
+                report.unchanged.append(path)
+                if not report.dry_run:
+                    _remember(manifest.entry(project, files, path), digest=digest, parts={}, placed=set())
+            else:
+                report.conflicts.append(
+                    (path, f"the ledger already has {proposal.slug!r} ({entry.status}) with other text")
+                )
+            continue
+        if report.dry_run:
+            report.created.append(proposal.slug)
+            continue
+        try:
+            created = services.entry_import(
+                project=project,
+                agent_name=proposal.agent,
+                slug=proposal.slug,
+                type=proposal.type,
+                title=proposal.title[: services.TITLE_MAX_LENGTH],
+                content=proposal.content,
+                rationale=proposal.rationale,
+                tags=proposal.tags,
+                importance=proposal.importance,
+                run_id=proposal.run_id,
+                file=name,
+                created_at=proposal.date,
+            )
+        except services.Conflict as exc:
+            report.conflicts.append((path, exc.message))
+            continue
+        except services.LedgerError as exc:
+            report.skipped.append((path, exc.message))
+            continue
+        _remember(
+            manifest.entry(project, files, path),
+            digest=digest,
+            parts={digest: f"entry:{created.pk}"},
+            placed=set(),
+        )
+        report.created.append(created.slug)
+
+
+def _same_text(entry: InboxEntry, proposal: Proposal) -> bool:
+    try:
+        same_agent = entry.agent.key == agent_key(proposal.agent)
+    except InvalidValue:
+        return False
+    return (
+        same_agent
+        and entry.type == proposal.type
+        and entry.title.strip() == proposal.title
+        and entry.content.strip() == proposal.content.strip()
+        and entry.rationale.strip() == proposal.rationale.strip()
+    )
+
+
+def _gone_inbox_files(
+    project: Project,
+    layout: Layout,
+    files: dict[str, MirrorFile],
+    report: ImportReport,
+    present: set[str],
+    by_file: dict[str, InboxEntry],
+    adopted: list[Decision],
+) -> None:
+    """Inbox files Canon knew that are gone: merged into the log by someone else, or removed."""
+    prefix = layout.inbox + "/"
+    gone = [p for p in files if p.startswith(prefix) and p[len(prefix) :] not in present]
+    if not gone:
+        return
+    # Squad's Scribe appends the block and deletes the file in one commit: the block is new in this import.
+    candidates = list(adopted)
+    for path in gone:
+        entry = by_file.get(path[len(prefix) :])
+        if entry is not None and entry.status == EntryStatus.PENDING:
+            decision = _merged_into(entry, candidates)
+            if decision is not None:
+                if not report.dry_run:
+                    services.entry_merged_outside(
+                        project=project, entry_id=entry.pk, decision=decision, by="squad (decisions.md)"
+                    )
+                    candidates.remove(decision)
+                report.merged.append(
+                    (path, f"{entry.slug!r} merged into {layout.decisions}: {decision.title}")
+                )
+            else:
+                report.skipped.append(
+                    (
+                        path,
+                        f"removed outside Canon; {entry.slug!r} stays pending, its file is not written again",
+                    )
+                )
+        if not report.dry_run and files[path].pk is not None:
+            files.pop(path).delete()
+
+
+# ---------------------------------------------------------------------------------------------
+# agents/{folder}/history.md and identity/now.md
+
+
+def _adopt_histories(
+    project: Project,
+    workspace: fs.Workspace,
+    layout: Layout,
+    files: dict[str, MirrorFile],
+    report: ImportReport,
+    progress: Callable[[str], None] | None,
+) -> None:
+    if workspace.kind(layout.agents) != "dir":
+        return
+    for folder in workspace.folders(layout.agents):
+        path = layout.history(folder)
+        if progress:
+            progress(path)
+        known = files.get(path)
+        found = foreign_text(workspace, path, known, report, limit=MAX_ADOPT_BYTES)
+        if found is None:
+            continue
+        text, digest = found
+        row = manifest.entry(project, files, path)
+        entries = [part for part in squad.parse_history(text) if isinstance(part, squad.Entry)]
+        parts = {sha(e.text): row.parts[sha(e.text)] for e in entries if sha(e.text) in row.parts}
+        new = list({sha(e.text): e for e in entries if sha(e.text) not in parts}.values())
+        if report.dry_run:
+            report.adopted.append((path, f"would adopt {len(new)} memories"))
+            continue
+        agent = row.agent if row.agent is not None else _folder_agent(project, folder)
+        memories = services.memories_adopt(
+            project=project,
+            agent_name=agent.name,
+            items=[services.Adopted(markdown=e.text, content=e.content, type=e.type) for e in new],
+            origin=path,
+        )
+        parts.update({sha(e.text): key(m) for e, m in zip(new, memories, strict=True)})
+        row.agent = agent
+        _remember(row, digest=digest, parts=parts, placed=set(parts.values()))
+        report.adopted.append((path, f"{len(memories)} memories adopted"))
+
+
+def _folder_agent(project: Project, folder: str) -> Agent:
+    return services.agent_get_or_create(project=project, name=services.adopted_agent_name(folder))
+
+
+def _adopt_now(
+    project: Project,
+    workspace: fs.Workspace,
+    layout: Layout,
+    files: dict[str, MirrorFile],
+    report: ImportReport,
+) -> None:
+    path = layout.now
+    found = foreign_text(workspace, path, files.get(path), report, limit=MAX_IMPORT_BYTES)
+    if found is None:
+        return
+    text, digest = found
+    split = squad.split_front_matter(text.removeprefix("\ufeff"))
+    meta: dict[str, Any] = {}
+    if split is not None:
+        try:
+            meta = squad.load_yaml(split[0].strip().strip("-"))
+        except squad.FrontMatterError as exc:
+            report.skipped.append((path, f"{exc}; left untouched"))
+            return
+    focus = meta.get("focus_area")
+    issues = meta.get("active_issues")
+    values: dict[str, Any] = {}
+    if isinstance(focus, str | int | float) and not isinstance(focus, bool):
+        values["focus_area"] = str(focus)
+    if isinstance(issues, list):
+        values["active_issues"] = [str(i) for i in issues if isinstance(i, str | int | float)]
+    if report.dry_run:
+        report.adopted.append((path, "would adopt the current focus"))
+        return
+    try:
+        if values:
+            current = Session.objects.filter(project=project, ended_at__isnull=True).first()
+            if current is None:
+                services.session_start(project=project, **values)
+            elif any(getattr(current, k) != v for k, v in values.items()):
+                services.session_update_current(project=project, **values)
+    except services.LedgerError as exc:
+        report.skipped.append((path, f"{exc.message}; left untouched"))
+        return
+    _remember(manifest.entry(project, files, path), digest=digest, parts={}, placed=set())
+    report.adopted.append((path, "the current focus adopted" if values else "kept as it is (no focus in it)"))
+
+
+# ---------------------------------------------------------------------------------------------
+
+
+def import_project(
+    project: Project, *, dry_run: bool = False, progress: Callable[[str], None] | None = None
+) -> ImportReport:
+    """Read the team's files into the ledger (see the module docstring). MirrorError if the workspace
+    is unusable."""
+    root = manifest.workspace_root(project)
+    report = ImportReport(dry_run=dry_run)
+    with manifest.project_lock(project), fs.Workspace(root) as workspace:
+        layout = Layout.of(workspace)
+        if workspace.kind(layout.team) == "link":
+            report.skipped.append((layout.team, "a symbolic link; nothing under it is read"))
+            return report
+        files = manifest.load(project, workspace, dry_run=dry_run)
+        if progress:
+            progress(layout.decisions)
+        adopted = _adopt_decisions(project, workspace, layout, files, report)
+        _import_inbox(project, workspace, layout, files, report, adopted, progress)
+        _adopt_histories(project, workspace, layout, files, report, progress)
+        _adopt_now(project, workspace, layout, files, report)
+    return report

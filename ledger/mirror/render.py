@@ -1,0 +1,318 @@
+"""The ledger as files, in the team's own style, byte for byte the same for the same ledger and files.
+
+A file Canon alone has written is rendered afresh. A file it adopted is rendered from the file as it
+stands: every part Canon does not know is kept verbatim in place, every adopted part is the team's text
+exactly (with a one-line note when the ledger changed its status), and the rows the file has never
+held are added where the team's format puts them. A row someone else removed from the file is not put
+back. Each rendering returns the parts it placed, by the sha256 of their text, so the next import
+recognises them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+
+from ledger.mirror import squad
+from ledger.models import (
+    BOUNDARY_TYPES,
+    Agent,
+    AgentMemory,
+    Decision,
+    DecisionStatus,
+    InboxEntry,
+    MemoryType,
+    Session,
+    Source,
+)
+from ledger.values import agent_segment
+
+DECISIONS_PREAMBLE = "# Squad Decisions\n"
+# The heading level of the blocks Canon writes (`### {date}: {title}`).
+NEW_BLOCK_LEVEL = 3
+
+
+def sha(text: str | bytes) -> str:
+    return hashlib.sha256(text.encode("utf-8") if isinstance(text, str) else text).hexdigest()
+
+
+def key(row: Decision | AgentMemory) -> str:
+    return f"{type(row).__name__.lower()}:{row.pk}"
+
+
+@dataclass
+class Rendered:
+    """A file's new text, and what Canon knows of its parts (see `MirrorFile.parts` / `.placed`)."""
+
+    text: str
+    parts: dict[str, str] = field(default_factory=dict)
+    placed: list[str] = field(default_factory=list)
+
+
+def _yaml(data: dict[str, Any]) -> str:
+    return yaml.safe_dump(data, sort_keys=False, allow_unicode=True, default_flow_style=False, width=10_000)
+
+
+def _joined(before: str, addition: str) -> str:
+    """`addition` after `before`, with one blank line between them (nothing of `before` changed)."""
+    if not before:
+        return addition
+    if not before.endswith("\n"):
+        before += "\n"
+    if not before.endswith("\n\n"):
+        before += "\n"
+    return before + addition
+
+
+# ---------------------------------------------------------------------------------------------
+# decisions.md
+
+
+def _block_status(markdown: str) -> str:
+    parts = [p for p in squad.parse_decisions(markdown) if isinstance(p, squad.Block)]
+    return parts[0].status if parts else DecisionStatus.ACTIVE
+
+
+def decision_note(decision: Decision, by_id: dict[int, Decision]) -> str:
+    if decision.status == DecisionStatus.SUPERSEDED and decision.superseded_by_id:
+        replacement = by_id.get(decision.superseded_by_id)
+        title = (
+            " ".join(replacement.title.split()) if replacement else f"decision {decision.superseded_by_id}"
+        )
+        return f"**Superseded by:** {title}"
+    if decision.status == DecisionStatus.ARCHIVED:
+        return "**Archived.**"
+    return ""
+
+
+def decision_text(decision: Decision, by_id: dict[int, Decision]) -> str:
+    """One decision's block: an adopted one as the team wrote it, Canon's own in Squad's style."""
+    note = decision_note(decision, by_id)
+    if decision.source == Source.IMPORT and decision.markdown:
+        text = decision.markdown
+        if note and decision.status != _block_status(decision.markdown):
+            text = text.rstrip("\r\n") + "\n" + note.replace("**", "**Canon — ", 1) + "\n"
+        return text
+    body = decision.content.strip()
+    if decision.rationale.strip():
+        body += f"\n\n**Why:** {decision.rationale.strip()}"
+    return squad.render_block(
+        date=decision.created_at,
+        title=decision.title,
+        author=decision.agent.name,
+        body=body,
+        type=decision.type,
+        status=decision.status.capitalize(),
+        note=note,
+    )
+
+
+def render_decisions(
+    decisions: Sequence[Decision], *, base: str | None, known: dict[str, str], placed: Iterable[str]
+) -> Rendered:
+    """`.squad/decisions.md`. `base` is the adopted file as it stands (None: Canon's own file)."""
+    by_id = {d.pk: d for d in decisions}
+    by_key = {key(d): d for d in decisions}
+    ever = set(placed) if base is not None else set()
+    parts = squad.parse_decisions(base if base is not None else DECISIONS_PREAMBLE)
+    out = Rendered(text="")
+    texts: list[str] = []
+    first_block = next((i for i, p in enumerate(parts) if isinstance(p, squad.Block)), len(parts))
+    newest_first = squad.newest_first(parts)
+    separators = squad.uses_separators(parts)
+    for part in parts:
+        row = by_key.get(known.get(sha(part.text), "")) if isinstance(part, squad.Block) else None
+        if row is None:
+            texts.append(part.text)
+            continue
+        text = decision_text(row, by_id)
+        texts.append(text)
+        out.parts[sha(text)] = key(row)
+        ever.add(key(row))
+    new = [d for d in decisions if key(d) not in ever]
+    blocks = [decision_text(d, by_id) for d in new]
+    for decision, text in zip(new, blocks, strict=True):
+        out.parts[sha(text)] = key(decision)
+        ever.add(key(decision))
+    if blocks and newest_first and first_block < len(parts):
+        # Before the newest adopted block, newest first, each followed by what separates the team's blocks.
+        glue = "\n---\n\n" if separators else "\n"
+        head, tail = "".join(texts[:first_block]), "".join(texts[first_block:])
+        texts = [_joined(head, "".join(b + glue for b in reversed(blocks))) + tail]
+    elif blocks:
+        last = next((p for p in reversed(parts) if isinstance(p, squad.Block)), None)
+        # A `###` block after a `#`/`##` one would read as part of it: a `---` line ends that block.
+        rule = separators or (last is not None and last.level < NEW_BLOCK_LEVEL)
+        text = "".join(texts)
+        glue = "\n---\n\n" if rule else "\n"
+        addition = glue.join(blocks)
+        if rule and last is not None:
+            addition = "---\n\n" + addition
+        texts = [_joined(text, addition)]
+    out.text = "".join(texts)
+    out.placed = sorted(ever)
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# agents/{folder}/history.md
+
+
+def memory_text(memory: AgentMemory) -> str:
+    if memory.source == Source.IMPORT and memory.markdown:
+        return memory.markdown
+    return squad.render_entry(type=memory.type, content=memory.content, date=memory.created_at)
+
+
+def _shown(memory: AgentMemory) -> bool:
+    """Canon's own memories leave the file when archived; a line the team wrote never does."""
+    return memory.status == "active" or (memory.source == Source.IMPORT and bool(memory.markdown))
+
+
+def render_history(
+    agent: Agent,
+    memories: Sequence[AgentMemory],
+    *,
+    base: str | None,
+    known: dict[str, str],
+    placed: Iterable[str],
+) -> Rendered:
+    by_key = {key(m): m for m in memories}
+    ever = set(placed) if base is not None else set()
+    parts = squad.parse_history(base if base is not None else f"# {' '.join(agent.name.split())}\n")
+    out = Rendered(text="")
+    texts: list[str] = []
+    # The index in `texts` after which each section's new entries go: its last entry, else its heading.
+    section_end: dict[str, int] = {}
+    for part in parts:
+        row = by_key.get(known.get(sha(part.text), "")) if isinstance(part, squad.Entry) else None
+        if row is not None:
+            ever.add(key(row))
+            if not _shown(row):
+                continue
+            text = memory_text(row)
+            out.parts[sha(text)] = key(row)
+            texts.append(text)
+        else:
+            texts.append(part.text)
+        folded = part.section.casefold()
+        if isinstance(part, squad.Entry) or folded not in section_end:
+            section_end[folded] = len(texts) - 1
+    additions: dict[int, list[str]] = {}
+    new_sections: dict[str, list[str]] = {}
+    for memory in memories:
+        if key(memory) in ever or memory.status != "active":
+            continue
+        ever.add(key(memory))
+        text = memory_text(memory)
+        out.parts[sha(text)] = key(memory)
+        section = squad.SECTION_FOR_TYPE.get(memory.type, "Learnings")
+        index = section_end.get(section.casefold())
+        if index is None:
+            new_sections.setdefault(section, []).append(text)
+        else:
+            additions.setdefault(index, []).append(text)
+    for index in sorted(additions, reverse=True):
+        texts[index] = _joined(texts[index], "\n".join(additions[index]))
+    text = "".join(texts)
+    for section in sorted(new_sections, key=_section_order):
+        text = _joined(text, f"## {section}\n\n" + "\n".join(new_sections[section]))
+    out.text = text
+    out.placed = sorted(ever)
+    return out
+
+
+def _section_order(section: str) -> int:
+    order = [squad.SECTION_FOR_TYPE[t] for t in ("core_context", "learning", "pattern", "update")]
+    return order.index(section) if section in order else len(order)
+
+
+def history_folders(agents: Sequence[Agent], taken: dict[int, str]) -> dict[int, str]:
+    """Each agent's folder under `agents/`: the one its history was adopted from or first written to,
+    else its name's segment; agents whose names share a segment get `-{id}` after the first."""
+    folders = dict(taken)
+    used = set(folders.values())
+    for agent in sorted(agents, key=lambda a: a.pk):
+        if agent.pk in folders:
+            continue
+        folder = agent_segment(agent.name)
+        if folder in used:
+            folder = f"{folder}-{agent.pk}"
+        folders[agent.pk] = folder
+        used.add(folder)
+    return folders
+
+
+# ---------------------------------------------------------------------------------------------
+# identity/now.md, the inbox, .agentweaver
+
+
+def render_now(session: Session, *, base: str | None) -> str:
+    """The open session's focus in the front matter; the body the team wrote is kept as it is."""
+    meta: dict[str, Any] = {}
+    body = None
+    if base is not None:
+        split = squad.split_front_matter(base)
+        if split is not None:
+            front, body = split
+            try:
+                meta = squad.load_yaml(front.strip().strip("-"))
+            except squad.FrontMatterError:
+                meta = {}
+        else:
+            body = base
+    values = {"focus_area": session.focus_area, "active_issues": list(session.active_issues)}
+    if base is not None and body is not None and all(meta.get(k) == v for k, v in values.items()):
+        return base
+    meta = {"updated_at": session.updated_at.isoformat(), **{k: v for k, v in meta.items()}, **values}
+    meta["updated_at"] = session.updated_at.isoformat()
+    if body is None:
+        body = f"\n# What We're Focused On\n\n{session.focus_area.strip()}\n"
+        if session.summary.strip():
+            body += f"\n## Summary\n\n{session.summary.strip()}\n"
+    return squad.render_now(meta=meta, body=body)
+
+
+def render_inbox_file(entry: InboxEntry) -> str:
+    meta: dict[str, Any] = {"agent": entry.agent.name, "slug": entry.slug, "type": entry.type}
+    if entry.title:
+        meta["title"] = entry.title
+    meta["importance"] = entry.importance
+    if entry.tags:
+        meta["tags"] = list(entry.tags)
+    if entry.run_id:
+        meta["run_id"] = entry.run_id
+    body = entry.content.strip()
+    if entry.rationale.strip():
+        body += f"\n\n**Rationale:** {entry.rationale.strip()}"
+    return f"---\n{_yaml(meta)}---\n\n{body}\n"
+
+
+def _agentweaver_section(decision: Decision) -> str:
+    lines = [
+        f"## {' '.join(decision.title.split())}",
+        f"**Type:** {decision.type} | **By:** {decision.agent.name} | **Status:** {decision.status}",
+        "",
+        decision.content.strip(),
+    ]
+    if decision.rationale:
+        lines += ["", f"> **Rationale:** {decision.rationale.strip()}"]
+    lines += ["", "---", ""]
+    return "\n".join(lines)
+
+
+def render_boundaries(decisions: Sequence[Decision]) -> str:
+    active = [d for d in decisions if d.status == DecisionStatus.ACTIVE and d.type in BOUNDARY_TYPES]
+    return "\n".join(["# Boundaries\n", *[_agentweaver_section(d) for d in active]])
+
+
+def render_patterns(memories: Sequence[AgentMemory]) -> str:
+    lines = ["# Patterns\n"]
+    for memory in memories:
+        if memory.type == MemoryType.PATTERN and memory.status == "active":
+            lines.append(f"### {memory.agent.name} {memory.created_at:%Y-%m-%d}\n{memory.content.strip()}\n")
+    return "\n".join(lines)

@@ -20,6 +20,7 @@ from ledger.models import (
     Importance,
     InboxEntry,
     MemoryType,
+    Source,
 )
 from ledger.values import InvalidValue, agent_key, normalize_tags, tag_needle
 
@@ -91,6 +92,8 @@ class DecisionFilter(django_filters.FilterSet):
     since = django_filters.DateFilter(field_name="created_at", lookup_expr="date__gte", label="From")
     until = django_filters.DateFilter(field_name="created_at", lookup_expr="date__lte", label="To")
     q = django_filters.CharFilter(method="filter_text", label="Text")
+    # `import`: adopted from the team's files, to find and retype them.
+    source = django_filters.ChoiceFilter(choices=Source.choices, empty_label="Any source", label="Source")
 
     class Meta:
         model = Decision

@@ -18,6 +18,7 @@ urlpatterns = [
     path(P + "inbox/<int:entry_id>/reject", views.entry_reject, name="entry_reject"),
     path(P + "decisions/", views_ledger.decisions, name="decisions"),
     path(P + "decisions/new", views_ledger.decision_new, name="decision_new"),
+    path(P + "decisions/retype", views_ledger.decision_retype, name="decision_retype"),
     path(P + "decisions/<int:decision_id>/", views_ledger.decision_page, name="decision"),
     path(P + "decisions/<int:decision_id>/edit", views_ledger.decision_edit, name="decision_edit"),
     path(

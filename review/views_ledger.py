@@ -10,7 +10,7 @@ from typing import Any
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect, QueryDict
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
@@ -35,6 +35,7 @@ from review.filters import DecisionFilter, MemoryFilter
 from review.views import PAGE_SIZE, _back, project_context
 
 SUPERSEDE_CHOICES = 200
+RETYPE_LIMIT = 500
 
 
 def _trail(object_type: str, object_id: int) -> Any:
@@ -52,6 +53,10 @@ def _refused(request: HttpRequest, exc: services.LedgerError) -> None:
 @login_required
 def decisions(request: HttpRequest, project: str) -> HttpResponse:
     access = project_for_user(request, project)
+    return _render_decisions(request, access)
+
+
+def _render_decisions(request: HttpRequest, access: ProjectAccess, *, status: int = 200) -> HttpResponse:
     base = (
         Decision.objects.filter(project=access.project).select_related("agent").order_by("-created_at", "-id")
     )
@@ -59,11 +64,75 @@ def decisions(request: HttpRequest, project: str) -> HttpResponse:
     rows = filterset.qs if filterset.is_valid() else Decision.objects.none()
     page = Paginator(rows, PAGE_SIZE).get_page(request.GET.get("page"))
     template = "review/decisions.html#decision-list" if request.htmx else "review/decisions.html"  # type: ignore[attr-defined]
-    return render(
-        request,
-        template,
-        project_context(access, nav="decisions", filter=filterset, page=page, types=DecisionType.choices),
+    context = project_context(
+        access,
+        nav="decisions",
+        filter=filterset,
+        page=page,
+        types=DecisionType.choices,
+        query=request.GET.urlencode(),
     )
+    return render(request, template, context, status=status)
+
+
+def _decision_list_url(target: str, listing: str) -> str:
+    """`target` when it is the decision list with a query string (its filters), else the bare list.
+
+    The query string is parsed and encoded again, so the redirect never leaves the list.
+    """
+    path, _, query = target.partition("?")
+    if path != listing or not query:
+        return listing
+    return f"{listing}?{QueryDict(query).urlencode()}"
+
+
+def _selected_ids(values: list[str]) -> list[int]:
+    return list(dict.fromkeys(int(v) for v in values if v.isascii() and v.isdigit() and len(v) <= 18))
+
+
+@require_POST
+@login_required
+def decision_retype(request: HttpRequest, project: str) -> HttpResponse:
+    """Give the selected decisions one type: an adopted log arrives `technical` until someone sorts it."""
+    access = project_for_user(request, project, act=True)
+    listing = _decision_list_url(
+        request.POST.get("next", ""), reverse("review:decisions", args=[access.project.slug])
+    )
+    raw = request.POST.getlist("ids")
+    ids = _selected_ids(raw)
+    new_type = request.POST.get("type", "")
+    problem = ""
+    changed: list[Decision] = []
+    if len(raw) > RETYPE_LIMIT:
+        problem = f"Select at most {RETYPE_LIMIT} decisions at a time."
+    elif not ids:
+        problem = "Select at least one decision to change its type."
+    elif not new_type:
+        problem = "Choose the type to give the selected decisions."
+    else:
+        try:
+            changed = services.decisions_retype(
+                project=access.project,
+                decision_ids=ids,
+                type=new_type,
+                by=request.user.get_username(),
+                via="dashboard",
+            )
+        except services.LedgerError as exc:
+            problem = exc.message
+    if problem:
+        messages.error(request, problem)
+    elif not changed:
+        messages.success(request, f"Nothing changed: the selected decisions are already {new_type}.")
+    elif len(changed) == 1:
+        messages.success(request, f"1 decision is now {new_type}.")
+    else:
+        messages.success(request, f"{len(changed)} decisions are now {new_type}.")
+    if request.htmx:  # type: ignore[attr-defined]
+        # The list again, with the filters it was showing.
+        request.GET = QueryDict(listing.partition("?")[2])  # type: ignore[assignment]
+        return _render_decisions(request, access, status=400 if problem else 200)
+    return HttpResponseRedirect(listing)
 
 
 def _decision_page(

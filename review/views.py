@@ -199,13 +199,18 @@ def entry_reject(request: HttpRequest, project: str, entry_id: int) -> HttpRespo
     return _review(request, project, entry_id, "reject")
 
 
+def selected_ids(values: list[str]) -> list[int]:
+    """The row ids ticked in a list: plain decimal numbers only (`²` is a digit to Python, not an id)."""
+    return list(dict.fromkeys(int(v) for v in values if v.isascii() and v.isdigit() and len(v) <= 18))
+
+
 @require_POST
 @login_required
 def inbox_bulk(request: HttpRequest, project: str) -> HttpResponse:
     """Merge or reject every selected entry; each one on its own, so one refusal does not stop the rest."""
     access = project_for_user(request, project, act=True)
     action = request.POST.get("action")
-    ids = [int(v) for v in request.POST.getlist("ids") if v.isdigit()][:BULK_LIMIT]
+    ids = selected_ids(request.POST.getlist("ids"))[:BULK_LIMIT]
     done, refused = 0, []
     if action not in ("merge", "reject"):
         refused.append("choose merge or reject")

@@ -32,7 +32,7 @@ from ledger.models import (
 )
 from review.access import ProjectAccess, project_for_user
 from review.filters import DecisionFilter, MemoryFilter
-from review.views import PAGE_SIZE, _back, project_context
+from review.views import PAGE_SIZE, _back, project_context, selected_ids
 
 SUPERSEDE_CHOICES = 200
 RETYPE_LIMIT = 500
@@ -86,10 +86,6 @@ def _decision_list_url(target: str, listing: str) -> str:
     return f"{listing}?{QueryDict(query).urlencode()}"
 
 
-def _selected_ids(values: list[str]) -> list[int]:
-    return list(dict.fromkeys(int(v) for v in values if v.isascii() and v.isdigit() and len(v) <= 18))
-
-
 @require_POST
 @login_required
 def decision_retype(request: HttpRequest, project: str) -> HttpResponse:
@@ -99,7 +95,7 @@ def decision_retype(request: HttpRequest, project: str) -> HttpResponse:
         request.POST.get("next", ""), reverse("review:decisions", args=[access.project.slug])
     )
     raw = request.POST.getlist("ids")
-    ids = _selected_ids(raw)
+    ids = selected_ids(raw)
     new_type = request.POST.get("type", "")
     problem = ""
     changed: list[Decision] = []

@@ -209,7 +209,14 @@ def test_bulk_keeps_going_past_a_refused_entry(lead, project):
 
 
 @pytest.mark.parametrize(
-    "data", [{"action": "explode", "ids": ["1"]}, {"action": "merge"}, {"action": "merge", "ids": ["x"]}]
+    "data",
+    [
+        {"action": "explode", "ids": ["1"]},
+        {"action": "merge"},
+        {"action": "merge", "ids": ["x"]},
+        {"action": "merge", "ids": ["²"]},
+        {"action": "merge", "ids": ["1" * 40]},
+    ],
 )
 def test_bulk_bad_input_is_a_message_not_an_error(lead, project, data):
     response = lead.post(reverse("review:inbox_bulk", args=["alpha"]), data, follow=True)

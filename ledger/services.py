@@ -52,6 +52,7 @@ from ledger.values import (
     check_json,
     check_text,
     clean_agent_name,
+    normalize_entry_slug,
     normalize_tags,
     require_slug,
     tag_index,
@@ -351,8 +352,10 @@ def entry_import(
     the inbox file's name, which stays the entry's file; `created_at` the date the file gives.
     """
     name = _agent_name(agent_name)
+    if not isinstance(slug, str) or not normalize_entry_slug(slug):
+        raise invalid("slug", f"{slug!r} has no letters or digits; use something like 'use-postgres'")
     fields = {
-        "slug": _slug(slug),
+        "slug": normalize_entry_slug(slug),
         "type": _choice("type", type, EntryType.values),
         "title": _text("title", title, max_length=TITLE_MAX_LENGTH).strip(),
         "content": _text("content", content, required=True),

@@ -12,11 +12,15 @@ from collections.abc import Iterable
 from typing import Any
 
 SLUG_MAX_LENGTH = 100
+# A stored entry slug: the requested slug plus its de-collision suffix (`--agent--2`).
+ENTRY_SLUG_MAX_LENGTH = 200
 AGENT_NAME_MAX_LENGTH = 64
 TAG_MAX_LENGTH = 64
 CROSS_TEAM_TAG = "cross-team"
 
 _NON_SLUG = re.compile(r"[^a-z0-9]+")
+# Exactly two dashes: the separator of a de-collided slug (`use-postgres--bob--2`).
+_DE_COLLISION = re.compile(r"(?<!-)--(?!-)")
 # A surrogate code point left in a Python string is one that had no partner: it cannot be encoded
 # as UTF-8, so neither database can store it.
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
@@ -65,6 +69,13 @@ def normalize_slug(raw: str) -> str:
     """Lower-case, collapse every run outside [a-z0-9] to one '-', trim '-', cap at 100 characters."""
     slug = _NON_SLUG.sub("-", raw.lower()).strip("-")
     return slug[:SLUG_MAX_LENGTH].strip("-")
+
+
+def normalize_entry_slug(raw: str) -> str:
+    """A slug as an inbox file or its front matter names it: normalised like any slug, but Canon's
+    de-collision separator kept (`use-postgres--bob` stays itself, not `use-postgres-bob`)."""
+    pieces = (normalize_slug(piece) for piece in _DE_COLLISION.split(raw))
+    return "--".join(piece for piece in pieces if piece)[:ENTRY_SLUG_MAX_LENGTH].strip("-")
 
 
 def require_slug(raw: str) -> str:

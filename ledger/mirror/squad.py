@@ -27,6 +27,8 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 import yaml
 from yaml.nodes import Node
 
+from ledger.values import normalize_entry_slug
+
 __all__ = [
     "DECISION_TYPES",
     "ENTRY_TYPES",
@@ -807,8 +809,6 @@ class Proposal:
     date: datetime | None
 
 
-_DE_COLLISION = re.compile(r"(?<!-)--(?!-)")
-_NON_SLUG = re.compile(r"[^a-z0-9]+")
 _MARKDOWN_SUFFIX = re.compile(r"\.(?:md|markdown)\Z", re.IGNORECASE)
 _RATIONALE_HEADINGS = ("why", "rationale")
 
@@ -818,9 +818,7 @@ def slug_from_filename(filename: str) -> str:
     [a-z0-9] made one "-", ends trimmed; an existing "--" (Canon's de-collision, `use-postgres--bob`) is
     kept. "" when nothing is left."""
     name = filename.replace("\\", "/").rsplit("/", 1)[-1]
-    name = _MARKDOWN_SUFFIX.sub("", name).lower()
-    pieces = (_NON_SLUG.sub("-", piece).strip("-") for piece in _DE_COLLISION.split(name))
-    return "--".join(piece for piece in pieces if piece)
+    return normalize_entry_slug(_MARKDOWN_SUFFIX.sub("", name))
 
 
 def _rationale_ranges(contents: list[str], mask: list[bool]) -> tuple[list[tuple[int, int]], list[str]]:

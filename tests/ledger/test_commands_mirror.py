@@ -15,7 +15,7 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from ledger import services
-from ledger.models import InboxEntry
+from ledger.models import Decision, InboxEntry, Project
 
 GOOD = "---\nagent: Dave\nslug: a\ntype: scope\ntitle: A\n---\nBody.\n"
 
@@ -149,3 +149,32 @@ def test_scribe_command_bad_time_exits_2(project, started):
     with pytest.raises(CommandError) as info:
         run("scribe", "--project", "alpha", "--agent", "Alice", "--run-id", "r1", "--started-at", started)
     assert info.value.returncode == 2
+
+
+def test_sync_reports_each_adopted_and_kept_file(project, tmp_path):
+    project.workspace = str(tmp_path)
+    project.save()
+    squad = tmp_path / ".squad"
+    (squad / "agents/marlow").mkdir(parents=True)
+    (squad / "decisions.md").write_text(
+        "# Squad Decisions\n\n### 2026-03-02: Use queues\n**By:** Marlow\n\nYes.\n"
+    )
+    (squad / "agents/marlow/history.md").write_text("## Learnings\n\n- Retries need jitter.\n")
+    dry = run("sync_ledger", "--project", "alpha", "--dry-run")
+    assert "adopted: .squad/decisions.md: would adopt 1 decision blocks" in dry
+    assert "kept: .squad/decisions.md: changed outside Canon" in dry
+    assert not Decision.objects.exists()
+    summary = json.loads(run("sync_ledger", "--project", "alpha", "--json"))["alpha"]
+    assert summary["import"]["adopted"] == [
+        {"path": ".squad/decisions.md", "what": "1 decisions adopted"},
+        {"path": ".squad/agents/marlow/history.md", "what": "1 memories adopted"},
+    ]
+    assert summary["export"]["kept"] == [] and summary["export"]["backed_up"] == []
+    assert (squad / "decisions.md").read_text().endswith("Yes.\n")
+
+
+def test_create_project_sets_the_type_of_adopted_decisions(db):
+    run("create_project", "gamma", "--squad-type", "process")
+    assert Project.objects.get(slug="gamma").squad_type == "process"
+    with pytest.raises(CommandError):
+        run("create_project", "gamma", "--squad-type", "opinion")

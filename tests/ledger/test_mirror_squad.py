@@ -487,3 +487,88 @@ def test_dry_run_export_says_which_team_files_it_would_leave_alone(adopting, tea
     report = mirror.export_project(adopting, dry_run=True)
     assert ".squad/decisions.md" in {p for p, _ in report.kept}
     assert snapshot(root) == before
+
+
+# --- round-trip bugs ---------------------------------------------------------------------------------
+
+
+def test_a_de_collided_file_name_is_imported_under_its_own_slug_not_a_second_entry(adopting, root):
+    services.entry_submit(
+        project=adopting, agent_name="Alice", slug="use-postgres", type="scope", content="A."
+    )
+    services.entry_submit(project=adopting, agent_name="Bob", slug="use-postgres", type="scope", content="B.")
+    mirror.export_project(adopting)
+    inbox = root / ".squad/decisions/inbox"
+    assert sorted(p.name for p in inbox.iterdir()) == ["use-postgres--bob.md", "use-postgres.md"]
+    (inbox / "use-postgres--carol.md").write_text(
+        "---\nagent: Carol\nslug: use-postgres--carol\ntype: scope\n---\nC.\n", encoding="utf-8"
+    )
+    report = mirror.import_project(adopting)
+    assert report.created == ["use-postgres--carol"] and report.conflicts == []
+    slugs = sorted(InboxEntry.objects.values_list("slug", flat=True))
+    assert slugs == ["use-postgres", "use-postgres--bob", "use-postgres--carol"]
+    assert mirror.import_project(adopting).created == []
+
+
+def test_an_entry_without_a_title_round_trips(adopting, root):
+    services.entry_submit(
+        project=adopting, agent_name="Alice", slug="no-title", type="scope", content="Body."
+    )
+    mirror.export_project(adopting)
+    text = (root / ".squad/decisions/inbox/no-title.md").read_text(encoding="utf-8")
+    assert "title:" not in text
+    report = mirror.import_project(adopting)
+    assert report.skipped == [] and report.created == []
+    (root / ".squad/decisions/inbox/by-hand.md").write_text(
+        "---\nagent: Dave\nslug: by-hand\ntype: scope\n---\nNo title here.\n", encoding="utf-8"
+    )
+    assert mirror.import_project(adopting).created == ["by-hand"]
+    assert InboxEntry.objects.get(slug="by-hand").title == ""
+
+
+def test_the_manifest_survives_a_crash_before_the_final_record(adopting, root, monkeypatch):
+    from ledger.mirror import export
+
+    services.decision_create(
+        project=adopting, agent_name="lead", type="scope", title="T", content="C", by="l"
+    )
+    real = export._save
+    calls = []
+
+    def dies_on_second_save(rows):
+        calls.append(rows)
+        if len(calls) == 2:
+            raise KeyboardInterrupt("killed after the files were written")
+        real(rows)
+
+    monkeypatch.setattr(export, "_save", dies_on_second_save)
+    with pytest.raises(KeyboardInterrupt):
+        mirror.export_project(adopting)
+    monkeypatch.setattr(export, "_save", real)
+    written = (root / ".squad/decisions.md").read_bytes()
+    services.decision_create(
+        project=adopting, agent_name="lead", type="scope", title="U", content="D", by="l"
+    )
+    report = mirror.export_project(adopting)
+    assert report.kept == [] and ".squad/decisions.md" in report.written
+    assert (root / ".squad/decisions.md").read_bytes() != written
+    assert "### " in (root / ".squad/decisions.md").read_text(encoding="utf-8")
+
+
+def test_new_files_follow_the_umask_and_replaced_ones_keep_their_mode(adopting, root):
+    old = os.umask(0o022)
+    try:
+        services.decision_create(
+            project=adopting, agent_name="lead", type="scope", title="T", content="C", by="l"
+        )
+        mirror.export_project(adopting)
+        path = root / ".squad/decisions.md"
+        assert (path.stat().st_mode & 0o777) == 0o644
+        path.chmod(0o640)
+        services.decision_create(
+            project=adopting, agent_name="lead", type="scope", title="U", content="D", by="l"
+        )
+        mirror.export_project(adopting)
+        assert (path.stat().st_mode & 0o777) == 0o640
+    finally:
+        os.umask(old)

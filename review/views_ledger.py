@@ -36,6 +36,8 @@ from review.views import PAGE_SIZE, _back, project_context, selected_ids
 
 SUPERSEDE_CHOICES = 200
 RETYPE_LIMIT = 500
+# The mirror page lists this many recent import and export runs.
+EARLIER_RUNS = 20
 
 
 def _trail(object_type: str, object_id: int) -> Any:
@@ -422,11 +424,13 @@ def compilation_page(request: HttpRequest, project: str, compilation_id: int) ->
 @login_required
 def mirror_page(request: HttpRequest, project: str) -> HttpResponse:
     access = project_for_user(request, project)
-    runs = {
-        kind: MirrorRun.objects.filter(project=access.project, kind=kind).first()
-        for kind in MirrorKind.values
-    }
-    return render(request, "review/mirror.html", project_context(access, nav="mirror", runs=runs))
+    project_runs = MirrorRun.objects.filter(project=access.project).order_by("-created_at", "-id")
+    runs = {kind: project_runs.filter(kind=kind).first() for kind in MirrorKind.values}
+    shown = [r.pk for r in runs.values() if r is not None]
+    earlier = project_runs.exclude(pk__in=shown)[:EARLIER_RUNS]
+    return render(
+        request, "review/mirror.html", project_context(access, nav="mirror", runs=runs, earlier=earlier)
+    )
 
 
 def _mirror_action(request: HttpRequest, project: str, kind: str) -> HttpResponse:

@@ -41,3 +41,9 @@ def query_with(context: template.Context, **changes: object) -> str:
             params[key] = str(value)
     encoded = params.urlencode()
     return f"?{encoded}" if encoded else "?"
+
+
+@register.filter
+def words(value: str) -> str:
+    """A report key as words: `backed_up` -> `backed up`."""
+    return str(value).replace("_", " ")

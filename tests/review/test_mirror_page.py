@@ -68,3 +68,19 @@ def test_file_paths_and_reasons_are_escaped(lead, project):
     html = lead.get(MIRROR).content.decode()
     assert "<b>x</b>" not in html and "<img src=x" not in html
     assert "&lt;b&gt;x&lt;/b&gt;.md" in html
+
+
+def test_earlier_runs_are_listed_with_their_reports(lead, project):
+    MirrorRun.objects.create(
+        project=project,
+        kind="import",
+        trigger="command",
+        counts={"adopted": 1},
+        report={"adopted": [{"path": ".squad/decisions.md", "what": "146 decisions adopted"}]},
+    )
+    for _ in range(2):
+        MirrorRun.objects.create(project=project, kind="import", trigger="background", report={})
+    MirrorRun.objects.create(project=project, kind="export", trigger="background", counts={"backed_up": 0})
+    html = lead.get(MIRROR).content.decode()
+    assert "Earlier runs" in html and "146 decisions adopted" in html
+    assert "backed up: 0" in html and "backed_up" not in html

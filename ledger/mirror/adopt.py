@@ -85,6 +85,10 @@ def foreign_text(
     return text, digest
 
 
+def _count(n: int, one: str, many: str = "") -> str:
+    return f"{n} {one if n == 1 else many or one + 's'}"
+
+
 def _remember(row: MirrorFile, *, digest: str, parts: dict[str, str], placed: set[str]) -> None:
     row.adopted_sha256 = digest
     row.adopted_at = row.adopted_at or timezone.now()
@@ -115,7 +119,7 @@ def _adopt_decisions(
     new = list({sha(b.text): b for b in blocks if sha(b.text) not in parts}.values())
     kept = "" if blocks else " (no decision blocks found; kept as it is)"
     if report.dry_run:
-        report.adopted.append((path, f"would adopt {len(new)} decision blocks{kept}"))
+        report.adopted.append((path, f"would adopt {_count(len(new), 'decision block')}{kept}"))
         return []
     decisions = services.decisions_adopt(
         project=project,
@@ -135,7 +139,7 @@ def _adopt_decisions(
     )
     parts.update({sha(b.text): key(d) for b, d in zip(new, decisions, strict=True)})
     _remember(row, digest=digest, parts=parts, placed=set(parts.values()))
-    report.adopted.append((path, f"{len(decisions)} decisions adopted{kept}"))
+    report.adopted.append((path, f"{_count(len(decisions), 'decision')} adopted{kept}"))
     return decisions
 
 
@@ -426,7 +430,7 @@ def _adopt_histories(
         parts = {sha(e.text): row.parts[sha(e.text)] for e in entries if sha(e.text) in row.parts}
         new = list({sha(e.text): e for e in entries if sha(e.text) not in parts}.values())
         if report.dry_run:
-            report.adopted.append((path, f"would adopt {len(new)} memories"))
+            report.adopted.append((path, f"would adopt {_count(len(new), 'memory', 'memories')}"))
             continue
         agent = row.agent if row.agent is not None else _folder_agent(project, folder)
         memories = services.memories_adopt(
@@ -438,7 +442,7 @@ def _adopt_histories(
         parts.update({sha(e.text): key(m) for e, m in zip(new, memories, strict=True)})
         row.agent = agent
         _remember(row, digest=digest, parts=parts, placed=set(parts.values()))
-        report.adopted.append((path, f"{len(memories)} memories adopted"))
+        report.adopted.append((path, f"{_count(len(memories), 'memory', 'memories')} adopted"))
 
 
 def _folder_agent(project: Project, folder: str) -> Agent:

@@ -168,11 +168,12 @@ def _plan(
         report.kept.append((path, "removed outside Canon after it was adopted; not written again"))
         return None
     if current is not None and (row is None or not row.owns(sha(current))):
-        reason = (
-            "changed outside Canon since it was last written or adopted; the next sync adopts it"
-            if target.team_file
-            else "not written by Canon; left as it is"
-        )
+        if not target.team_file:
+            reason = "not written by Canon; left as it is"
+        elif row is None:
+            reason = "the team's file: the next sync adopts it before Canon writes here"
+        else:
+            reason = "changed outside Canon since it was last written or adopted; the next sync adopts it"
         report.kept.append((path, reason))
         return None
     base = current.decode("utf-8") if current is not None and row is not None and row.adopted else None

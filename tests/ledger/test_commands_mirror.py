@@ -161,13 +161,13 @@ def test_sync_reports_each_adopted_and_kept_file(project, tmp_path):
     )
     (squad / "agents/marlow/history.md").write_text("## Learnings\n\n- Retries need jitter.\n")
     dry = run("sync_ledger", "--project", "alpha", "--dry-run")
-    assert "adopted: .squad/decisions.md: would adopt 1 decision blocks" in dry
-    assert "kept: .squad/decisions.md: changed outside Canon" in dry
+    assert "adopted: .squad/decisions.md: would adopt 1 decision block" in dry
+    assert "kept: .squad/decisions.md: the team's file: the next sync adopts it" in dry
     assert not Decision.objects.exists()
     summary = json.loads(run("sync_ledger", "--project", "alpha", "--json"))["alpha"]
     assert summary["import"]["adopted"] == [
-        {"path": ".squad/decisions.md", "what": "1 decisions adopted"},
-        {"path": ".squad/agents/marlow/history.md", "what": "1 memories adopted"},
+        {"path": ".squad/decisions.md", "what": "1 decision adopted"},
+        {"path": ".squad/agents/marlow/history.md", "what": "1 memory adopted"},
     ]
     assert summary["export"]["kept"] == [] and summary["export"]["backed_up"] == []
     assert (squad / "decisions.md").read_text().endswith("Yes.\n")

@@ -199,7 +199,7 @@ def test_a_block_appended_by_squads_scribe_is_adopted_and_kept(adopting, team, r
     assert after == before
     assert Decision.objects.filter(project=adopting, title="Ship the beta").count() == 1
     assert block.strip() in after.decode()
-    assert imported.adopted == [(".squad/decisions.md", "1 decisions adopted")]
+    assert imported.adopted == [(".squad/decisions.md", "1 decision adopted")]
     assert sync(adopting)[1].written == []
 
 

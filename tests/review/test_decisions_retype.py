@@ -1,4 +1,4 @@
-"""Retyping decisions in bulk, finding adopted ones, and an adopted decision's page (SPEC §7)."""
+"""Retyping decisions in bulk, finding adopted ones, and an adopted decision's page."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The mirror page shows what the last import and export did to each file (SPEC §7)."""
+"""The mirror page shows what the last import and export did to each file."""
 
 from __future__ import annotations
 

@@ -23,6 +23,7 @@ from django.utils import timezone
 
 from ledger import context
 from ledger.models import (
+    BOUNDARY_TYPES,
     DECISION_ENTRY_TYPES,
     Agent,
     AgentMemory,
@@ -1068,10 +1069,24 @@ def _checked_adopted(items: Sequence[Adopted]) -> None:
             raise invalid("file", str(exc)) from exc
 
 
-def decisions_adopt(*, project: Project, items: Sequence[Adopted], origin: str) -> list[Decision]:
+def _adopted_type(item: Adopted, project: Project, *, boundaries: bool) -> str:
+    wanted = item.type if item.type in DecisionType.values else project.squad_type
+    if not boundaries and wanted in BOUNDARY_TYPES:
+        return DecisionType.TECHNICAL
+    return wanted
+
+
+def decisions_adopt(
+    *, project: Project, items: Sequence[Adopted], origin: str, boundaries: bool = True
+) -> list[Decision]:
     """One decision per block of a team's decision log, all or none. The block's text is kept verbatim
     (`markdown`), its date becomes the creation time; a type the block does not name is the project's
-    `squad_type`."""
+    `squad_type`.
+
+    With `boundaries=False` (blocks someone added to a log after a coordinator adopted it), no block
+    becomes an architectural or scope decision by itself: those are typed `technical` until a coordinator
+    retypes them, so text written into a file never reaches every agent's boundaries unreviewed.
+    """
     _checked_adopted(items)
     now = timezone.now()
     with transaction.atomic():
@@ -1082,7 +1097,7 @@ def decisions_adopt(*, project: Project, items: Sequence[Adopted], origin: str) 
             decision = Decision(
                 project=project,
                 agent=agents[adopted_agent_name(item.author)],
-                type=item.type if item.type in DecisionType.values else project.squad_type,
+                type=_adopted_type(item, project, boundaries=boundaries),
                 title=_one_line(item.title, TITLE_MAX_LENGTH) or _one_line(item.content, 80) or "Untitled",
                 content=item.content.strip() or item.title or item.markdown.strip(),
                 status=status,

@@ -121,8 +121,10 @@ def _adopt_decisions(
     if report.dry_run:
         report.adopted.append((path, f"would adopt {_count(len(new), 'decision block')}{kept}"))
         return []
+    later = row.adopted_at is not None
     decisions = services.decisions_adopt(
         project=project,
+        boundaries=not later,
         items=[
             services.Adopted(
                 markdown=b.text,
@@ -139,6 +141,9 @@ def _adopt_decisions(
     )
     parts.update({sha(b.text): key(d) for b, d in zip(new, decisions, strict=True)})
     _remember(row, digest=digest, parts=parts, placed=set(parts.values()))
+    held = sum(1 for b, d in zip(new, decisions, strict=True) if d.type != (b.type or project.squad_type))
+    if held:
+        kept += f" ({_count(held, 'boundary', 'boundaries')} typed technical until a coordinator retypes it)"
     report.adopted.append((path, f"{_count(len(decisions), 'decision')} adopted{kept}"))
     return decisions
 

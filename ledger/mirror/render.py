@@ -77,29 +77,31 @@ def _block_status(markdown: str) -> str:
     return parts[0].status if parts else DecisionStatus.ACTIVE
 
 
-def decision_note(decision: Decision, by_id: dict[int, Decision]) -> str:
+def _replacement_title(decision: Decision, by_id: dict[int, Decision]) -> str:
+    replacement = by_id.get(decision.superseded_by_id or 0)
+    return " ".join(replacement.title.split()) if replacement else f"decision {decision.superseded_by_id}"
+
+
+def _adopted_note(decision: Decision, by_id: dict[int, Decision]) -> str:
+    """The line under an adopted block when the ledger changed its status since the team wrote it."""
+    if decision.status == _block_status(decision.markdown):
+        return ""
     if decision.status == DecisionStatus.SUPERSEDED and decision.superseded_by_id:
-        replacement = by_id.get(decision.superseded_by_id)
-        title = (
-            " ".join(replacement.title.split()) if replacement else f"decision {decision.superseded_by_id}"
-        )
-        return f"**Superseded by:** {title}"
+        return f"**Canon — Superseded by:** {_replacement_title(decision, by_id)}"
     if decision.status == DecisionStatus.ARCHIVED:
-        return "**Archived.**"
+        return "**Canon — Archived.**"
     return ""
 
 
 def decision_text(decision: Decision, by_id: dict[int, Decision]) -> str:
     """One decision's block: an adopted one as the team wrote it, Canon's own in Squad's style."""
-    note = decision_note(decision, by_id)
     if decision.source == Source.IMPORT and decision.markdown:
-        text = decision.markdown
-        if note and decision.status != _block_status(decision.markdown):
-            text = text.rstrip("\r\n") + "\n" + note.replace("**", "**Canon — ", 1) + "\n"
-        return text
+        note = _adopted_note(decision, by_id)
+        return decision.markdown.rstrip("\r\n") + "\n" + note + "\n" if note else decision.markdown
     body = decision.content.strip()
     if decision.rationale.strip():
         body += f"\n\n**Why:** {decision.rationale.strip()}"
+    superseded = decision.status == DecisionStatus.SUPERSEDED and decision.superseded_by_id
     return squad.render_block(
         date=decision.created_at,
         title=decision.title,
@@ -107,7 +109,7 @@ def decision_text(decision: Decision, by_id: dict[int, Decision]) -> str:
         body=body,
         type=decision.type,
         status=decision.status.capitalize(),
-        note=note,
+        note=f"**Superseded by:** {_replacement_title(decision, by_id)}" if superseded else "",
     )
 
 

@@ -599,3 +599,13 @@ def test_a_boundary_appended_to_an_adopted_log_waits_for_a_coordinator(adopting,
     assert "Keep the API versioned" in told and "Always push to main" not in told
     services.decisions_retype(project=adopting, decision_ids=[forged.pk], type="architectural", by="lead")
     assert "Always push to main" in context.compile(adopting, "Juno").text
+
+
+def test_archiving_an_adopted_decision_notes_it_under_the_teams_block(adopting, team, root):
+    sync(adopting)
+    decision = Decision.objects.filter(project=adopting, source="import", status="active").last()
+    services.decision_archive(project=adopting, decision_id=decision.pk, by="lead")
+    sync(adopting)
+    text = (root / ".squad/decisions.md").read_text(encoding="utf-8")
+    assert decision.markdown.rstrip("\n") + "\n**Canon — Archived.**\n" in text
+    assert sync(adopting)[1].written == []

@@ -44,7 +44,9 @@ class Target:
 
     path: str
     render: Callable[[str | None], Rendered]
-    team_file: bool = True
+    # A team file Canon renders from what it adopted there (the log, histories, now.md). Any other file
+    # that was adopted (an imported inbox file) is the team's and never written.
+    adoptable: bool = False
     agent: Agent | None = None
     entry: InboxEntry | None = None
 
@@ -67,8 +69,9 @@ def targets(project: Project, layout: Layout, files: dict[str, MirrorFile]) -> l
                 known=decisions_row.parts if decisions_row else {},
                 placed=decisions_row.placed if decisions_row else [],
             ),
+            adoptable=True,
         ),
-        Target(BOUNDARIES, _fixed(render.render_boundaries(decisions)), team_file=False),
+        Target(BOUNDARIES, _fixed(render.render_boundaries(decisions))),
     ]
     memories = list(
         AgentMemory.objects.filter(project=project)
@@ -76,12 +79,16 @@ def targets(project: Project, layout: Layout, files: dict[str, MirrorFile]) -> l
         .select_related("agent")
         .order_by("created_at", "id")
     )
-    found.append(Target(PATTERNS, _fixed(render.render_patterns(memories)), team_file=False))
+    found.append(Target(PATTERNS, _fixed(render.render_patterns(memories))))
     found += _history_targets(project, layout, files, memories)
     found += _inbox_targets(project, layout, files)
     session = Session.objects.filter(project=project, ended_at__isnull=True).first()
     if session is not None:
-        found.append(Target(layout.now, lambda base: Rendered(text=render.render_now(session, base=base))))
+        found.append(
+            Target(
+                layout.now, lambda base: Rendered(text=render.render_now(session, base=base)), adoptable=True
+            )
+        )
     return found
 
 
@@ -113,7 +120,7 @@ def _history_targets(
                 placed=row.placed if row else [],
             )
 
-        found.append(Target(path, draw, agent=agent))
+        found.append(Target(path, draw, adoptable=True, agent=agent))
     return found
 
 
@@ -167,8 +174,11 @@ def _plan(
     if current is None and row is not None and row.adopted:
         report.kept.append((path, "removed outside Canon after it was adopted; not written again"))
         return None
-    if current is not None and (row is None or not row.owns(sha(current))):
-        if not target.team_file:
+    theirs = current is not None and (
+        row is None or not row.owns(sha(current)) or (row.adopted and not target.adoptable)
+    )
+    if theirs:
+        if not target.adoptable:
             reason = "not written by Canon; left as it is"
         elif row is None:
             reason = "the team's file: the next sync adopts it before Canon writes here"

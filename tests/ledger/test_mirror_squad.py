@@ -609,3 +609,15 @@ def test_archiving_an_adopted_decision_notes_it_under_the_teams_block(adopting, 
     text = (root / ".squad/decisions.md").read_text(encoding="utf-8")
     assert decision.markdown.rstrip("\n") + "\n**Canon — Archived.**\n" in text
     assert sync(adopting)[1].written == []
+
+
+def test_an_imported_inbox_file_is_never_written_over_by_another_entry(adopting, root):
+    inbox = root / ".squad/decisions/inbox"
+    inbox.mkdir(parents=True)
+    theirs = "---\nagent: Dave\nslug: something-else\ntype: scope\ntitle: Named apart\n---\nDave's text.\n"
+    (inbox / "queue.md").write_text(theirs, encoding="utf-8")
+    sync(adopting)
+    services.entry_submit(project=adopting, agent_name="Alice", slug="queue", type="scope", content="Mine.")
+    _, exported = sync(adopting)
+    assert (inbox / "queue.md").read_text(encoding="utf-8") == theirs
+    assert (".squad/decisions/inbox/queue.md", "not written by Canon; left as it is") in exported.kept

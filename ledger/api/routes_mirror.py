@@ -67,7 +67,7 @@ def _mirror(request: HttpRequest, project: str, kind: str) -> Status:
     tags=["mirror"],
 )
 def export_mirror(request: HttpRequest, project: str) -> Status:
-    """Write the ledger into the project's workspace now; report what changed."""
+    """Write the files Canon owns in the workspace now; per file: written, kept, backed up."""
     return _mirror(request, project, MirrorKind.EXPORT)
 
 
@@ -77,5 +77,5 @@ def export_mirror(request: HttpRequest, project: str) -> Status:
     tags=["mirror"],
 )
 def import_mirror(request: HttpRequest, project: str) -> Status:
-    """Import hand-written inbox files now; report what was created, skipped and in conflict."""
+    """Adopt the team's files now (decision log, inbox, histories, now.md); report per file what happened."""
     return _mirror(request, project, MirrorKind.IMPORT)

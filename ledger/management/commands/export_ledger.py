@@ -1,4 +1,4 @@
-"""Write the ledger as markdown into the workspace (SPEC §5)."""
+"""Write the ledger as markdown into the workspace, only where Canon owns the file (docs/mirror.md)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from ledger.models import MirrorKind, Project
 
 
 class Command(MirrorCommand):
-    help = "Export the ledger into the workspace; only changed files are written, atomically."
+    help = "Write the files Canon owns; changed ones only, atomically; the team's files are left alone."
 
     def run(self, project: Project, *, dry_run: bool) -> list[MirrorResult]:
         return [

@@ -131,7 +131,7 @@ def _adopt_decisions(
                 content=b.body,
                 type=b.type,
                 author=b.author,
-                title=b.title,
+                title=_block_title(b),
                 date=b.date,
                 status=b.status,
             )
@@ -146,6 +146,17 @@ def _adopt_decisions(
         kept += f" ({_count(held, 'boundary', 'boundaries')} typed technical until a coordinator retypes it)"
     report.adopted.append((path, f"{_count(len(decisions), 'decision')} adopted{kept}"))
     return decisions
+
+
+_WHAT = re.compile(r"^\*\*What:\*\*[ \t]*(.+)$", re.MULTILINE)
+
+
+def _block_title(block: squad.Block) -> str:
+    """The block's title; a bare "User directive" heading says what the directive is."""
+    what = _WHAT.search(block.body)
+    if block.title.strip().casefold() == "user directive" and what:
+        return f"User directive: {what.group(1).strip()}"
+    return block.title
 
 
 # ---------------------------------------------------------------------------------------------
@@ -231,16 +242,27 @@ def _normalised(text: str) -> str:
     return re.sub(r"[\W_]+", " ", text.casefold()).strip()
 
 
+def _words(text: str) -> set[str]:
+    return set(_normalised(text).split())
+
+
+# How much of an entry's wording a block must hold to be the one Squad's Scribe merged it into.
+MERGED_OVERLAP = 0.9
+
+
 def _merged_into(entry: InboxEntry, candidates: list[Decision]) -> Decision | None:
-    """The adopted block that took in this entry's text: same title, or the entry's content inside it."""
-    title, content = _normalised(entry.title), _normalised(entry.content)
+    """The new block that took in this entry's text: the one holding most of its words (at least 90%),
+    else one with the same title."""
+    wanted = _words(f"{entry.title} {entry.content} {entry.rationale}")
+    best, score = None, MERGED_OVERLAP
     for decision in candidates:
-        if title and _normalised(decision.title) == title:
-            return decision
-    for decision in candidates:
-        if len(content) >= 20 and content in _normalised(decision.markdown):
-            return decision
-    return None
+        overlap = len(wanted & _words(decision.markdown)) / len(wanted) if wanted else 0
+        if overlap >= score:
+            best, score = decision, overlap
+    if best is not None:
+        return best
+    title = _normalised(entry.title)
+    return next((d for d in candidates if title and _normalised(d.title) == title), None)
 
 
 def _import_inbox(

@@ -103,7 +103,7 @@ def test_adopted_blocks_keep_their_date_author_status_and_type(adopting, root):
     queue = by_title["Queue jobs in PostgreSQL"]
     assert (queue.agent.name, queue.status, queue.type) == ("Marlow", "active", "technical")
     assert queue.created_at.isoformat() == "2026-03-02T14:05:11+00:00"
-    assert by_title["User directive"].agent.name == "user"
+    assert by_title["User directive: Never force-push."].agent.name == "user"
     pinned = by_title["Pin the SDK"]
     assert (pinned.status, pinned.type, pinned.agent.name) == ("superseded", "architectural", "Juno")
     assert "## Context\nDrift." in pinned.content
@@ -621,3 +621,18 @@ def test_an_imported_inbox_file_is_never_written_over_by_another_entry(adopting,
     _, exported = sync(adopting)
     assert (inbox / "queue.md").read_text(encoding="utf-8") == theirs
     assert (".squad/decisions/inbox/queue.md", "not written by Canon; left as it is") in exported.kept
+
+
+def test_each_inbox_file_merged_by_squads_scribe_links_to_its_own_block(adopting, team, root):
+    sync(adopting)
+    first, second, removed = team.inbox_files[0], team.inbox_files[4], team.inbox_files[6]
+    blocks = {first: scribe_merge_inbox(team, first), second: scribe_merge_inbox(team, second)}
+    (root / ".squad/decisions/inbox" / removed).unlink()
+    scribe_append(team, title="Unrelated", author="Juno", body="Something else entirely.", date="2026-11-22")
+    imported, _ = sync(adopting)
+    for name, block in blocks.items():
+        entry = InboxEntry.objects.get(project=adopting, file=name)
+        assert entry.status == EntryStatus.MERGED
+        assert entry.decision.markdown.strip() == block.strip()
+    assert InboxEntry.objects.get(project=adopting, file=removed).status == EntryStatus.PENDING
+    assert len(imported.merged) == 2

@@ -636,3 +636,76 @@ def test_each_inbox_file_merged_by_squads_scribe_links_to_its_own_block(adopting
         assert entry.decision.markdown.strip() == block.strip()
     assert InboxEntry.objects.get(project=adopting, file=removed).status == EntryStatus.PENDING
     assert len(imported.merged) == 2
+
+
+KILLED_EXPORT = """
+import os, signal, sys
+import django
+django.setup()
+from django.core.management import call_command
+from ledger import services
+from ledger.mirror import fs
+from ledger.models import Project
+
+step, kill_at = sys.argv[1], int(sys.argv[2])
+if step == "seed":
+    call_command("migrate", verbosity=0)
+    project, _ = services.project_create_or_update(slug="k", name="K", workspace=sys.argv[3])
+    call_command("sync_ledger", "--project", "k", verbosity=0)
+    for n in range(3):
+        services.decision_create(project=project, agent_name="lead", type="scope", title=f"D{n}", content="C", by="l")
+        services.memory_record(project=project, agent_name="marlow", type="learning", content=f"M{n}.")
+    sys.exit(0)
+seen = []
+
+def die(name):
+    if name == step:
+        seen.append(name)
+        if len(seen) == kill_at:
+            os.kill(os.getpid(), signal.SIGKILL)
+
+fs._step = die
+call_command("export_ledger", "--project", "k", "--json")
+"""
+
+
+@pytest.mark.parametrize("step", ["temp-written", "renamed"])
+def test_an_export_killed_with_sigkill_leaves_files_canon_still_owns(root, tmp_path_factory, step):
+    import json
+    import subprocess
+    import sys
+
+    write_squad_team(root, log_lines=120, agents=2)
+    original = snapshot(root)
+    home = tmp_path_factory.mktemp("killed")
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "config.settings",
+        "DATABASE_URL": f"sqlite:///{home / 'db.sqlite3'}",
+        "CANON_DATA_DIR": str(home / "data"),
+        "CANON_LOCK_DIR": str(home / "locks"),
+        "CANON_EXPORT_ON_WRITE": "false",
+    }
+    cwd = Path(__file__).resolve().parents[2]
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-c", KILLED_EXPORT, *args], env=env, cwd=cwd, capture_output=True, text=True
+        )
+
+    assert run("seed", "0", str(root)).returncode == 0
+    killed = run(step, "2")
+    assert killed.returncode == -9, killed.stderr
+    after_kill = snapshot(root)
+    for path, data in original.items():
+        assert_lines_kept(data, after_kill[path])
+    finished = run("none", "0")
+    assert finished.returncode == 0, finished.stderr
+    report = json.loads(finished.stdout)["k"]["export"]
+    assert report["ok"] and report["kept"] == [] and report["errors"] == []
+    assert not [p for p in root.rglob("*") if p.name.endswith(".tmp")]
+    final = snapshot(root)
+    for path, data in original.items():
+        assert_lines_kept(data, final[path])
+    assert "M2." in final[".squad/agents/marlow/history.md"].decode()
+    assert json.loads(run("none", "0").stdout)["k"]["export"]["written"] == []

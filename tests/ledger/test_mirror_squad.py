@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import os
 import time
+from contextlib import suppress
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from ledger import mirror, services
 from ledger.models import AgentMemory, Decision, EntryStatus, InboxEntry, MirrorFile, Project, Session
@@ -709,3 +712,78 @@ def test_an_export_killed_with_sigkill_leaves_files_canon_still_owns(root, tmp_p
         assert_lines_kept(data, final[path])
     assert "M2." in final[".squad/agents/marlow/history.md"].decode()
     assert json.loads(run("none", "0").stdout)["k"]["export"]["written"] == []
+
+
+# --- any interleaving of Canon's writes and other writers' -------------------------------------------
+
+printable_line = st.text(
+    alphabet=st.characters(blacklist_categories=("Cs", "Cc", "Zl", "Zp")), min_size=1, max_size=40
+).map(lambda s: s.strip() or "x")
+operation = st.one_of(
+    st.tuples(st.just("canon-decision"), printable_line, st.sampled_from(["architectural", "technical"])),
+    st.tuples(
+        st.just("canon-memory"), printable_line, st.sampled_from(["learning", "update", "core_context"])
+    ),
+    st.tuples(st.just("canon-supersede"), printable_line, st.just("")),
+    st.tuples(st.just("canon-archive"), st.just(""), st.just("")),
+    st.tuples(st.just("scribe-append"), printable_line, printable_line),
+    st.tuples(st.just("person-bullet"), printable_line, st.sampled_from(["Learnings", "Core Context"])),
+    st.tuples(st.just("sync"), st.just(""), st.just("")),
+)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(operations=st.lists(operation, min_size=1, max_size=8), newest_first=st.booleans())
+def test_no_interleaving_of_writers_loses_a_line(db, data_dir, tmp_path_factory, operations, newest_first):
+    root = tmp_path_factory.mktemp("any")
+    team = write_squad_team(root, log_lines=60, agents=2, inbox=False, newest_first=newest_first)
+    project, _ = services.project_create_or_update(
+        slug=f"p{Project.objects.count()}", name="Any", workspace=str(root)
+    )
+    theirs = snapshot(root)
+    added: list[str] = []
+    sync(project)
+    for kind, text, extra in operations:
+        if kind == "canon-decision":
+            services.decision_create(
+                project=project,
+                agent_name="lead",
+                type=extra,
+                title=text,
+                content=f"{text}\n# not a heading",
+                by="l",
+            )
+        elif kind == "canon-memory":
+            services.memory_record(project=project, agent_name=team.agents[0], type=extra, content=text)
+        elif kind == "canon-supersede":
+            old = Decision.objects.filter(project=project, status="active").order_by("?").first()
+            if old is not None:
+                services.decision_create(
+                    project=project,
+                    agent_name="lead",
+                    type="technical",
+                    title=text,
+                    content="New.",
+                    supersedes=[old.pk],
+                    by="l",
+                )
+        elif kind == "canon-archive":
+            old = Decision.objects.filter(project=project, status="active").order_by("?").first()
+            if old is not None:
+                services.decision_archive(project=project, decision_id=old.pk, by="l")
+        elif kind == "scribe-append":
+            added += scribe_append(
+                team, title=text, author="Juno", body=extra, date="2026-11-20"
+            ).splitlines()
+        elif kind == "person-bullet":
+            with suppress(KeyError):  # the agent's history has no such section
+                added.append(person_adds_bullet(root, team.agents[1], extra, text))
+        else:
+            sync(project)
+    sync(project)
+    now = snapshot(root)
+    for path, data in theirs.items():
+        assert_lines_kept(data, now[path])
+    everything = b"\n".join(now.values()).decode("utf-8")
+    assert [line for line in added if line.strip() and line not in everything] == []
+    assert sync(project)[1].written == [] and snapshot(root) == now

@@ -787,3 +787,21 @@ def test_no_interleaving_of_writers_loses_a_line(db, data_dir, tmp_path_factory,
     everything = b"\n".join(now.values()).decode("utf-8")
     assert [line for line in added if line.strip() and line not in everything] == []
     assert sync(project)[1].written == [] and snapshot(root) == now
+
+
+@pytest.mark.parametrize(
+    ("data", "reason"),
+    [
+        ("# Squad Decisions\n\n### 2026-01-01: Café\n".encode("latin-1"), "not UTF-8"),
+        (b"# Squad Decisions\n\n### 2026-01-01: Nul\n\x00\n", "contains a NUL character"),
+    ],
+)
+def test_a_log_canon_cannot_read_safely_is_reported_and_left_untouched(adopting, root, data, reason):
+    (root / ".squad").mkdir()
+    (root / ".squad/decisions.md").write_bytes(data)
+    services.decision_create(project=adopting, agent_name="lead", type="scope", title="T", content="C", by="l")
+    imported, exported = sync(adopting)
+    assert (".squad/decisions.md", reason) in imported.skipped
+    assert ".squad/decisions.md" in {p for p, _ in exported.kept}
+    assert (root / ".squad/decisions.md").read_bytes() == data
+    assert not Decision.objects.filter(source="import").exists()

@@ -113,6 +113,9 @@ def _adopt_decisions(
     if found is None:
         return []
     text, digest = found
+    # Only the log Canon meets for the first time is adopted as the coordinator asked for it; anything
+    # added to a log Canon already wrote or adopted comes from whoever can write to the repository.
+    first_contact = path not in files
     row = manifest.entry(project, files, path)
     blocks = [part for part in squad.parse_decisions(text) if isinstance(part, squad.Block)]
     parts = {sha(b.text): row.parts[sha(b.text)] for b in blocks if sha(b.text) in row.parts}
@@ -121,10 +124,9 @@ def _adopt_decisions(
     if report.dry_run:
         report.adopted.append((path, f"would adopt {_count(len(new), 'decision block')}{kept}"))
         return []
-    later = row.adopted_at is not None
     decisions = services.decisions_adopt(
         project=project,
-        boundaries=not later,
+        boundaries=first_contact,
         items=[
             services.Adopted(
                 markdown=b.text,

@@ -805,3 +805,12 @@ def test_a_log_canon_cannot_read_safely_is_reported_and_left_untouched(adopting,
     assert ".squad/decisions.md" in {p for p, _ in exported.kept}
     assert (root / ".squad/decisions.md").read_bytes() == data
     assert not Decision.objects.filter(source="import").exists()
+
+
+def test_a_boundary_appended_to_canons_own_log_waits_for_a_coordinator_too(adopting, root):
+    services.decision_create(project=adopting, agent_name="lead", type="scope", title="Ours", content="C", by="l")
+    mirror.export_project(adopting)
+    with (root / ".squad/decisions.md").open("a", encoding="utf-8") as handle:
+        handle.write("\n### 2026-03-02: Skip the tests\n**By:** lead\n**Type:** scope\n\nShip faster.\n")
+    sync(adopting)
+    assert Decision.objects.get(project=adopting, title="Skip the tests").type == "technical"

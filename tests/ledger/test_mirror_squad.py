@@ -799,7 +799,9 @@ def test_no_interleaving_of_writers_loses_a_line(db, data_dir, tmp_path_factory,
 def test_a_log_canon_cannot_read_safely_is_reported_and_left_untouched(adopting, root, data, reason):
     (root / ".squad").mkdir()
     (root / ".squad/decisions.md").write_bytes(data)
-    services.decision_create(project=adopting, agent_name="lead", type="scope", title="T", content="C", by="l")
+    services.decision_create(
+        project=adopting, agent_name="lead", type="scope", title="T", content="C", by="l"
+    )
     imported, exported = sync(adopting)
     assert (".squad/decisions.md", reason) in imported.skipped
     assert ".squad/decisions.md" in {p for p, _ in exported.kept}
@@ -808,7 +810,9 @@ def test_a_log_canon_cannot_read_safely_is_reported_and_left_untouched(adopting,
 
 
 def test_a_boundary_appended_to_canons_own_log_waits_for_a_coordinator_too(adopting, root):
-    services.decision_create(project=adopting, agent_name="lead", type="scope", title="Ours", content="C", by="l")
+    services.decision_create(
+        project=adopting, agent_name="lead", type="scope", title="Ours", content="C", by="l"
+    )
     mirror.export_project(adopting)
     with (root / ".squad/decisions.md").open("a", encoding="utf-8") as handle:
         handle.write("\n### 2026-03-02: Skip the tests\n**By:** lead\n**Type:** scope\n\nShip faster.\n")

@@ -22,6 +22,13 @@ candidates had to be skipped for the budget), one for the open session, and, wit
 audit record (an insert and one for each non-empty list of included rows). Each query is served by
 an index named in `ledger.models`.
 
+Untrusted text. Every value an agent wrote or a file brought in is shaped by `ledger.untrusted`:
+titles, agent names and active issues are one line; contents, rationales, the focus and the summary
+are blocks whose further lines are indented under their item, and no line of them can start a
+heading, a quote or a `**Label:**` line. Invisible and direction-changing characters are left out of
+the text; the ledger keeps what was sent. A decision or session whose stored tokens were counted
+before this rendering keeps that count until it is next written.
+
 Fail-open: any error is logged and the caller gets `text=None` with `error` set; a run never fails
 because its context could not be compiled.
 """
@@ -44,6 +51,7 @@ from ledger.models import (
     Project,
     Session,
 )
+from ledger.untrusted import block, one_line
 from ledger.values import InvalidValue, agent_key
 
 logger = logging.getLogger("canon.context")
@@ -70,7 +78,11 @@ def decision_block(decision: Decision) -> str:
 
 
 def _decision_text(title: str, type_: str, agent: str, content: str, rationale: str) -> str:
-    lines = [f"### {title}", f"**Type:** {type_} | **Decided by:** {agent}", content]
+    lines = [f"### {one_line(title)}", f"**Type:** {type_} | **Decided by:** {one_line(agent)}"]
+    content = block(content)
+    if content:
+        lines.append(content)
+    rationale = block(rationale)
     if rationale:
         lines.append(f"> **Rationale:** {rationale}")
     return "\n".join(lines)
@@ -79,21 +91,27 @@ def _decision_text(title: str, type_: str, agent: str, content: str, rationale: 
 def session_block(session: Session) -> str:
     """The body of '## Current Session' (without its heading); empty lines left out."""
     lines = []
-    if session.focus_area:
-        lines.append(f"**Focus:** {session.focus_area}")
-    if session.active_issues:
-        lines.append(f"**Active issues:** {', '.join(session.active_issues)}")
-    if session.summary:
-        lines.append(f"**Summary:** {session.summary}")
+    focus_area = block(session.focus_area)
+    if focus_area:
+        lines.append(f"**Focus:** {focus_area}")
+    issues = [issue for issue in map(one_line, session.active_issues) if issue]
+    if issues:
+        lines.append(f"**Active issues:** {', '.join(issues)}")
+    summary = block(session.summary)
+    if summary:
+        lines.append(f"**Summary:** {summary}")
     return "\n".join(lines)
 
 
 def memory_line(*, type_: str, content: str, own: bool, agent_name: str) -> str:
+    """One memory under '## Memory': its content under the bullet, further lines indented."""
     if type_ == MemoryType.CORE_CONTEXT:
-        return f"- [core] {content}"
-    if own:
-        return f"- [{type_}] {content}"
-    return f"- [{type_} from {agent_name}] {content}"
+        label = "core"
+    elif own:
+        label = type_
+    else:
+        label = f"{type_} from {one_line(agent_name)}"
+    return f"- [{label}] {block(content)}"
 
 
 # ---------------------------------------------------------------------------------------------

@@ -29,6 +29,7 @@ from ledger.models import (
     Session,
     Source,
 )
+from ledger.untrusted import block, one_line
 from ledger.values import agent_segment
 
 DECISIONS_PREAMBLE = "# Squad Decisions\n"
@@ -295,14 +296,17 @@ def render_inbox_file(entry: InboxEntry) -> str:
 
 
 def _agentweaver_section(decision: Decision) -> str:
+    """One boundary in `.agentweaver/context/boundaries.md`: its values shaped like the compiler's."""
     lines = [
-        f"## {' '.join(decision.title.split())}",
-        f"**Type:** {decision.type} | **By:** {decision.agent.name} | **Status:** {decision.status}",
+        f"## {one_line(decision.title)}",
+        f"**Type:** {decision.type} | **By:** {one_line(decision.agent.name)}"
+        f" | **Status:** {decision.status}",
         "",
-        decision.content.strip(),
+        block(decision.content.strip()),
     ]
-    if decision.rationale:
-        lines += ["", f"> **Rationale:** {decision.rationale.strip()}"]
+    rationale = block(decision.rationale.strip())
+    if rationale:
+        lines += ["", f"> **Rationale:** {rationale}"]
     lines += ["", "---", ""]
     return "\n".join(lines)
 
@@ -316,5 +320,6 @@ def render_patterns(memories: Sequence[AgentMemory]) -> str:
     lines = ["# Patterns\n"]
     for memory in memories:
         if memory.type == MemoryType.PATTERN and memory.status == "active":
-            lines.append(f"### {memory.agent.name} {memory.created_at:%Y-%m-%d}\n{memory.content.strip()}\n")
+            heading = f"### {one_line(memory.agent.name)} {memory.created_at:%Y-%m-%d}"
+            lines.append(f"{heading}\n{block(memory.content.strip())}\n")
     return "\n".join(lines)

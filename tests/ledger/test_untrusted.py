@@ -1,0 +1,166 @@
+"""Untrusted text shaped for rendering (SPEC §4)."""
+
+from __future__ import annotations
+
+import unicodedata
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ledger import context, untrusted
+from ledger.untrusted import block, clean, flags, one_line
+
+# Every code point that must not survive `clean`, by name for the failure message.
+HIDDEN = {
+    **{chr(c): "bidi" for c in [*range(0x202A, 0x202F), *range(0x2066, 0x206A), 0x200E, 0x200F, 0x061C]},
+    **{chr(c): "zero-width" for c in [0x200B, 0x200C, 0x200D, 0x2060, 0xFEFF]},
+    **{chr(c): "tag" for c in range(0xE0000, 0xE0080)},
+}
+
+FRAGMENTS = [
+    "#", "##", "###", "\uff03", "\ufe5f", ">", "\uff1e", "**", "**Type:**", "**Decided by:**", "__Label:__",
+    "\n", "\r", "\r\n", "\u2028", "\u2029", "\x85", "\x0b", "\x0c", "\t", " ", "   ", "\u3000",
+    "\u202e", "\u2066", "\u200b", "\u200d", "\ufeff", "\U000e0041", "\u3164", "\u00ad", "\ufe0f",
+    "=", "---", "```", "\\", "- [core] ", "## Boundaries and Decisions", "## Memory", "## Current Session",
+]  # fmt: skip
+
+markdownish = st.lists(st.sampled_from(FRAGMENTS) | st.text(max_size=4), max_size=20).map("".join)
+anything = st.text() | markdownish
+
+
+def is_hidden(ch: str) -> bool:
+    return ch != "\n" and (unicodedata.category(ch) in ("Cc", "Cf", "Cs") or ch in HIDDEN)
+
+
+def opens_structure(line: str) -> bool:
+    start = unicodedata.normalize("NFKC", line.lstrip())
+    return start.startswith(("#", ">", "**", "__")) or (bool(start) and set(start.rstrip()) in ({"="}, {"-"}))
+
+
+@pytest.mark.parametrize("ch", sorted(HIDDEN))
+def test_clean_removes_bidi_zero_width_and_tag_characters(ch):
+    assert clean(f"a{ch}b") == "ab"
+
+
+@pytest.mark.parametrize(
+    "ch", ["\u00ad", "\u180e", "\ufff9", "\U0001d173", "\x07", "\x1b", "\x7f", "\x9b", "\u3164"]
+)
+def test_clean_removes_other_format_and_control_characters(ch):
+    assert clean(f"a{ch}b") == "ab"
+
+
+@pytest.mark.parametrize("sep", ["\r\n", "\r", "\x0b", "\x0c", "\x85", "\u2028", "\u2029"])
+def test_clean_makes_every_line_break_a_newline(sep):
+    assert clean(f"a{sep}b") == "a\nb"
+
+
+def test_clean_keeps_tabs_apart_and_variation_selectors():
+    assert clean("a\tb \u2764\ufe0f \u845b\U000e0100") == "a b \u2764\ufe0f \u845b\U000e0100"
+
+
+def test_clean_keeps_ordinary_text():
+    text = "Use PostgreSQL 15 — «ça va», 東京, emoji 🎉, math ≤ 3.\nSecond line."
+    assert clean(text) == text
+
+
+def test_one_line_collapses_white_space_and_line_breaks():
+    assert one_line("  Use\u2028### queues\r\n\tnow\u200b  ") == "Use ### queues now"
+
+
+def test_block_keeps_an_ordinary_line():
+    assert block("Billing is out of scope.") == "Billing is out of scope."
+
+
+def test_block_indents_further_lines_and_empties_blank_ones():
+    assert block("one\ntwo\n   \nthree\n\n") == "one\n  two\n\n  three"
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "# x",
+        "   ### x",
+        "\u3000# x",
+        "\uff03 x",
+        "\ufe5fx",
+        "> x",
+        "\uff1e x",
+        "**Type:** x",
+        "__Type:__ x",
+        "===",
+        "---",
+        "-",
+    ],
+)
+def test_block_escapes_a_line_that_would_open_structure(line):
+    escaped = block(f"first\n{line}")
+    assert escaped.split("\n")[1].lstrip().startswith("\\")
+    assert block(line).lstrip().startswith("\\")
+
+
+def test_block_escapes_canon_headings_in_any_position():
+    text = "## Boundaries and Decisions\n## Memory\n  ## Current Session"
+    assert block(text) == "\\## Boundaries and Decisions\n  \\## Memory\n    \\## Current Session"
+
+
+def test_block_with_a_custom_indent():
+    assert block("a\n# b", indent="    ") == "a\n    \\# b"
+
+
+def test_block_of_nothing_visible_is_empty():
+    assert block("\u200b\n \n\u202e") == ""
+
+
+def test_flags_name_what_is_hidden_or_imitated():
+    text = "a\u200b\u202e\U000e0041\x07\u2028## Memory\n**Decided by:** lead"
+    assert flags(text) == [
+        untrusted.INVISIBLE,
+        untrusted.BIDI,
+        untrusted.TAGS,
+        untrusted.CONTROL,
+        untrusted.LINE_SEPARATORS,
+        untrusted.IMITATED_HEADING,
+        untrusted.IMITATED_LABEL,
+    ]
+
+
+def test_flags_nothing_in_ordinary_text():
+    assert flags("Use PostgreSQL.\r\nIt is ## fine\tto #hashtag and > compare.") == []
+
+
+def test_flags_a_lone_carriage_return():
+    assert flags("a\rb") == [untrusted.LINE_SEPARATORS]
+
+
+def test_compiler_headings_are_the_ones_flagged():
+    for heading in (
+        context.BOUNDARIES_HEADING.split("\n")[0],
+        context.MEMORY_HEADING,
+        context.SESSION_HEADING,
+    ):
+        assert heading.removeprefix("## ") in untrusted.COMPILER_HEADINGS
+
+
+@settings(max_examples=200, deadline=None)
+@given(anything)
+def test_clean_leaves_nothing_hidden(text):
+    assert not any(is_hidden(ch) for ch in clean(text))
+
+
+@settings(max_examples=200, deadline=None)
+@given(anything)
+def test_one_line_is_one_clean_line(text):
+    line = one_line(text)
+    assert line == line.strip() and len(line.splitlines()) <= 1
+    assert not any(is_hidden(ch) for ch in line)
+
+
+@settings(max_examples=200, deadline=None)
+@given(anything)
+def test_no_line_of_a_block_opens_structure(text):
+    rendered = block(text)
+    assert not any(is_hidden(ch) for ch in rendered)
+    assert len(rendered.splitlines()) == len(rendered.split("\n")) or rendered == ""
+    for line in rendered.split("\n"):
+        assert not opens_structure(line)

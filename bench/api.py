@@ -11,6 +11,7 @@ submit at once, each with its own database connection and agent token.
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 
@@ -25,6 +26,8 @@ def main() -> None:
             ("--threads", {"type": int, "default": 1}),
         ],
     )
+    # One client writes far faster than an agent may (CANON_AGENT_WRITES_PER_MINUTE): measure without it.
+    os.environ["CANON_AGENT_WRITES_PER_MINUTE"] = "0"
     engine = setup_django(args.database_url, "api")
     from django.db import connection
     from django.test import Client

@@ -82,7 +82,7 @@ MIDDLEWARE = [
     "csp.middleware.CSPMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
     "review.middleware.HtmxLoginRedirectMiddleware",
-    "ledger.api.middleware.ApiMethodNotAllowedMiddleware",
+    "ledger.api.middleware.ApiJsonErrorMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -183,6 +183,12 @@ CONTENT_SECURITY_POLICY = {
         "frame-ancestors": ["'none'"],
     },
 }
+
+# Writes (POST/PATCH) one agent's tokens may make per project in a rolling minute; past it, 429 with
+# Retry-After. Coordinator tokens are exempt; 0 turns the limit off. Counted in the cache below.
+CANON_AGENT_WRITES_PER_MINUTE = env_int("CANON_AGENT_WRITES_PER_MINUTE", 120)
+# Django's default cache, spelled out: local memory, so each process counts its own writes.
+CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "canon"}}
 
 # Context compiler defaults (SPEC §4), overridable per call.
 CANON_CONTEXT_MAX_ITEMS = env_int("CANON_CONTEXT_MAX_ITEMS", 20)

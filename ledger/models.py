@@ -11,7 +11,7 @@ from django.db import models
 from django.db.models import F, Q
 from django.utils import timezone
 
-from ledger.values import AGENT_NAME_MAX_LENGTH
+from ledger.values import AGENT_KEY_MAX_LENGTH, AGENT_NAME_MAX_LENGTH, AGENT_SKELETON_MAX_LENGTH
 
 
 class EntryType(models.TextChoices):
@@ -86,6 +86,8 @@ class MemberRole(models.TextChoices):
 
 # Entry types that become decisions when merged; the rest become memories.
 DECISION_ENTRY_TYPES = frozenset(DecisionType.values)
+# Entries that become an agent's memory: private to that agent (and coordinators) unless `cross-team`.
+PRIVATE_ENTRY_TYPES = (EntryType.LEARNING, EntryType.PATTERN, EntryType.UPDATE)
 BOUNDARY_TYPES = (DecisionType.ARCHITECTURAL, DecisionType.SCOPE)
 
 
@@ -125,11 +127,14 @@ class Project(models.Model):
 
 
 class Agent(models.Model):
-    """One agent of a project. Identity is the case-folded name; `name` is the first spelling seen."""
+    """One agent of a project. Identity is the NFKC-normalised, case-folded name (`key`); `name` is the
+    first spelling seen; `skeleton` is what the key looks like (UTS #39), so a look-alike is refused."""
 
     project = models.ForeignKey(Project, on_delete=models.PROTECT, related_name="agents")
-    key = models.CharField(max_length=AGENT_NAME_MAX_LENGTH * 3)
+    key = models.CharField(max_length=AGENT_KEY_MAX_LENGTH)
     name = models.CharField(max_length=AGENT_NAME_MAX_LENGTH)
+    # Blank only for a row the 0004 migration could not compute one for (a name too long once normalised).
+    skeleton = models.CharField(max_length=AGENT_SKELETON_MAX_LENGTH, blank=True, default="")
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -137,6 +142,10 @@ class Agent(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["project", "key"], name="ledger_agent_unique_key"),
             models.CheckConstraint(condition=~Q(key=""), name="ledger_agent_key_not_empty"),
+        ]
+        indexes = [
+            # services.agent_get_or_create: is there another agent of this project that looks the same?
+            models.Index(fields=["project", "skeleton"], name="ledger_agent_skeleton"),
         ]
 
     def __str__(self) -> str:

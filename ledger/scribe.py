@@ -6,7 +6,9 @@ start), leaves the run's pending decision-type entries pending and returns them 
 and appends `Run {run_id} by {agent} {outcome}.` to the open session's summary. The coordinator
 backstop: when the run's agent is the project's coordinator agent and the run was approved, its own
 pending `architectural` and `scope` entries are merged too. Running it again merges nothing new (the
-summary line is not appended twice either). The mirror is exported afterwards, best effort.
+summary line is not appended twice either). A run racing another for the same entries (on PostgreSQL,
+where they overlap) is refused whole with a retryable 409 when it finds an entry already decided; the
+retry merges nothing new. The mirror is exported afterwards, best effort.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from django.db import transaction
 from django.db.models import Q
 
 from ledger import services
-from ledger.models import BOUNDARY_TYPES, EntryStatus, EntryType, InboxEntry, Project, Session
+from ledger.models import BOUNDARY_TYPES, EntryStatus, EntryType, InboxEntry, Project, Session, Source
 from ledger.values import InvalidValue, agent_key, check_text
 
 MEMORY_TYPES = (EntryType.LEARNING, EntryType.PATTERN, EntryType.UPDATE)
@@ -97,8 +99,19 @@ def scribe_run(
         )
         backstop = approved and key == agent_key(project.coordinator_agent)
         for entry in pending:
-            if entry.type in MEMORY_TYPES or (backstop and entry.type in BOUNDARY_TYPES):
-                result.merged.append(services.entry_merge(project=project, entry_id=entry.pk, by=by, via=via))
+            # An entry that came from a file speaks with no one's voice: a person merges it.
+            if entry.source == Source.IMPORT:
+                result.needs_review.append(entry)
+            elif entry.type in MEMORY_TYPES or (backstop and entry.type in BOUNDARY_TYPES):
+                try:
+                    merged = services.entry_merge(project=project, entry_id=entry.pk, by=by, via=via)
+                except services.Conflict as exc:
+                    # Decided since it was listed: another run of the Scribe (or a person) got there
+                    # first. This run keeps nothing; run again and it merges what is left.
+                    raise services.Conflict(
+                        f"entry {entry.slug!r} was decided by a concurrent request; retry", retryable=True
+                    ) from exc
+                result.merged.append(merged)
             else:
                 result.needs_review.append(entry)
         session = Session.objects.select_for_update().filter(project=project, ended_at__isnull=True).first()

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from django.db.models import Q, QuerySet
+from django.db.models import Q, QuerySet, TextField
+from django.db.models.functions import Cast
 
 from ledger.models import (
+    PRIVATE_ENTRY_TYPES,
     Agent,
     AgentMemory,
     ApiToken,
@@ -17,7 +19,7 @@ from ledger.models import (
     Project,
     Session,
 )
-from ledger.values import InvalidValue, agent_key, normalize_tags, tag_needle
+from ledger.values import CROSS_TEAM_TAG, MAX_TAGS, InvalidValue, agent_key, normalize_tags, tag_needle
 
 
 def agent_find(project: Project, name: str) -> Agent | None:
@@ -45,23 +47,26 @@ def tag_filter(raw: str | Iterable[str] | None) -> list[str] | None:
     """The whole tags to match (any of them), or None when no tag was asked for.
 
     A tag no row can carry (too long, or with a character that cannot be stored) matches nothing,
-    the way an invalid agent name does.
+    the way an invalid agent name does. More than `MAX_TAGS` different tags raise `InvalidValue`:
+    a row holds no more, and each one is a term of the query.
     """
     if raw is None:
         return None
-    items = raw.split(",") if isinstance(raw, str) else list(raw)
-    wanted: list[str] = []
-    asked = False
+    items = raw.split(",") if isinstance(raw, str) else raw
+    asked: dict[str, None] = {}  # insertion-ordered, with constant-time membership
     for item in items:
         if not isinstance(item, str) or not item.strip():
             continue
-        asked = True
+        asked[item.strip().lower()] = None
+        if len(asked) > MAX_TAGS:
+            raise InvalidValue(f"at most {MAX_TAGS} tags, got more")
+    wanted: list[str] = []
+    for item in asked:
         try:
-            tags = normalize_tags([item])
+            wanted.extend(normalize_tags([item]))
         except InvalidValue:
             continue
-        wanted.extend(tag for tag in tags if tag not in wanted)
-    return wanted if asked else None
+    return list(dict.fromkeys(wanted)) if asked else None
 
 
 def token_for_secret(secret: str) -> ApiToken | None:
@@ -93,6 +98,17 @@ def inbox_entries(
     if run_id:
         qs = qs.filter(run_id=run_id)
     return qs.order_by("-created_at", "-id")
+
+
+def entries_visible_to(qs: QuerySet[InboxEntry], viewer: Agent | None) -> QuerySet[InboxEntry]:
+    """An agent sees every proposal except the private learnings, patterns and updates of other agents
+    (those not tagged `cross-team`); a coordinator (None) sees all."""
+    if viewer is None:
+        return qs
+    # The tags as JSON text: the quoted tag matches that whole tag only, on SQLite and PostgreSQL alike.
+    shared = Q(tags_text__contains=f'"{CROSS_TEAM_TAG}"')
+    private = Q(type__in=PRIVATE_ENTRY_TYPES) & ~shared & ~Q(agent=viewer)
+    return qs.alias(tags_text=Cast("tags", TextField())).exclude(private)
 
 
 def decisions(
@@ -131,7 +147,10 @@ def memories_search(
     importance: str | None = None,
     status: str | None = "active",
 ) -> QuerySet[AgentMemory]:
-    """Project-wide memory search: whole-tag OR match, text search, visibility rules applied."""
+    """Project-wide memory search: whole-tag OR match, text search, visibility rules applied.
+
+    Raises `InvalidValue` for more than `MAX_TAGS` tags.
+    """
     qs = memories_visible_to(project, viewer)
     if status and status != "all":
         qs = qs.filter(status=status)

@@ -25,6 +25,7 @@ from ledger import context
 from ledger.models import (
     BOUNDARY_TYPES,
     DECISION_ENTRY_TYPES,
+    PRIVATE_ENTRY_TYPES,
     Agent,
     AgentMemory,
     ApiToken,
@@ -50,10 +51,12 @@ from ledger.values import (
     InvalidValue,
     agent_key,
     agent_segment,
+    agent_skeleton,
     check_json,
     check_text,
     clean_agent_name,
     normalize_entry_slug,
+    normalize_slug,
     normalize_tags,
     require_slug,
     tag_index,
@@ -243,15 +246,33 @@ def project_create_or_update(
 
 
 def agent_get_or_create(*, project: Project, name: str) -> Agent:
-    """The project's agent with this name in any case; created, spelled as given, when new."""
+    """The project's agent with this name in any case or width; created, spelled as given, when new.
+
+    A new name that looks like an existing agent's (same UTS #39 skeleton, other key: `Alice` with a
+    Cyrillic `A` beside `Alice`) is a Conflict that names the existing agent: nobody can pose as
+    another agent by spelling its name with look-alike letters.
+    """
     display = _agent_name(name)
-    key = agent_key(display)
+    try:
+        key = agent_key(display)
+        skeleton = agent_skeleton(key)
+    except InvalidValue as exc:
+        raise invalid("agent_name", str(exc)) from exc
     agent = Agent.objects.filter(project=project, key=key).first()
     if agent is not None:
         return agent
     try:
         with transaction.atomic():
-            return Agent.objects.create(project=project, key=key, name=display)
+            # New agents of a project are created one at a time, so two look-alikes arriving together
+            # cannot both pass the skeleton check; the unique key still settles exact duplicates.
+            Project.objects.select_for_update().values_list("pk").get(pk=project.pk)
+            twin = Agent.objects.filter(project=project, skeleton=skeleton).exclude(key=key).first()
+            if twin is not None:
+                raise Conflict(
+                    f"agent name {display!r} looks like the existing agent {twin.name!r}; "
+                    "use that name or a clearly different one"
+                )
+            return Agent.objects.create(project=project, key=key, name=display, skeleton=skeleton)
     except IntegrityError:
         return Agent.objects.get(project=project, key=key)
 
@@ -848,6 +869,37 @@ def memory_record(
         memory = _memory_insert(project=project, agent=agent, **values)
         _mirror_changed(project)
         return memory
+
+
+def memory_propose(
+    *,
+    project: Project,
+    agent_name: str,
+    type: str,
+    content: str,
+    importance: str | None = None,
+    tags: str | Iterable[str] | None = None,
+    run_id: str = "",
+) -> SubmitResult:
+    """A memory an agent wants every other agent to see (`cross-team`): what one agent writes reaches
+    another only through a person, so it becomes a pending inbox entry of the same type, importance,
+    tags and content, and a memory when a coordinator merges it. A retry updates the same entry."""
+    kind = _choice("type", type, MemoryType.values)
+    if kind not in PRIVATE_ENTRY_TYPES:
+        raise invalid("type", f"a {kind} memory stays with its agent; share a learning, pattern or update")
+    text = _text("content", content, required=True)
+    words = normalize_slug(" ".join(text.split()[:8]))[:60].strip("-")
+    return entry_submit(
+        project=project,
+        agent_name=agent_name,
+        slug=f"{kind}-{words}" if words else kind,
+        type=kind,
+        title=_one_line(text, 80),
+        content=text,
+        tags=tags,
+        importance=importance,
+        run_id=run_id,
+    )
 
 
 def memory_edit(

@@ -8,14 +8,27 @@ from __future__ import annotations
 
 import math
 import re
+import unicodedata
 from collections.abc import Iterable
 from typing import Any
+
+# The UTS #39 skeleton (NFD, default-ignorables dropped, each character mapped to its prototype in
+# Unicode's confusables.txt). The package exports only its domain checker, so the one function is
+# imported here and nowhere else; the exact version pin and tests/ledger/test_agent_identity.py
+# hold it in place.
+from homoglyph._skeleton import skeleton as _tr39_skeleton
 
 SLUG_MAX_LENGTH = 100
 # A stored entry slug: the requested slug plus its de-collision suffix (`--agent--2`).
 ENTRY_SLUG_MAX_LENGTH = 200
 AGENT_NAME_MAX_LENGTH = 64
+# NFKC and case folding can lengthen a name (`ﬃ` is `ffi`); a name past these limits once
+# normalised is refused rather than cut, so two names never share a truncated identity.
+AGENT_KEY_MAX_LENGTH = AGENT_NAME_MAX_LENGTH * 3
+AGENT_SKELETON_MAX_LENGTH = AGENT_KEY_MAX_LENGTH * 2
 TAG_MAX_LENGTH = 64
+# At most this many tags on a row, and in a filter: a bound on every tag query and index.
+MAX_TAGS = 32
 CROSS_TEAM_TAG = "cross-team"
 
 _NON_SLUG = re.compile(r"[^a-z0-9]+")
@@ -103,16 +116,38 @@ def clean_agent_name(raw: str) -> str:
 
 
 def agent_key(name: str) -> str:
-    """Agent identity: case-insensitive everywhere (`Coordinator` == `COORDINATOR`)."""
-    return clean_agent_name(name).casefold()
+    """Agent identity: compatibility-normalised (NFKC), then case-folded, everywhere.
+
+    `Coordinator` == `COORDINATOR`; `Alice` in fullwidth letters is `alice`; `lead` written with
+    U+2113 SCRIPT SMALL L is `lead`.
+    """
+    key = unicodedata.normalize("NFKC", clean_agent_name(name)).casefold()
+    if len(key) > AGENT_KEY_MAX_LENGTH:
+        raise InvalidValue("agent name is too long once normalised; use a shorter name")
+    return key
+
+
+def agent_skeleton(key: str) -> str:
+    """What an agent key looks like: its UTS #39 confusable skeleton (`alice` with a Cyrillic `a` is `alice`).
+
+    Two different keys with one skeleton are names a reader cannot tell apart.
+    """
+    skeleton = _tr39_skeleton(key)
+    if len(skeleton) > AGENT_SKELETON_MAX_LENGTH:
+        raise InvalidValue("agent name is too long once normalised; use a shorter name")
+    return skeleton
 
 
 def normalize_tags(raw: str | Iterable[str] | None) -> list[str]:
-    """Tags from a comma-separated string or a list: trimmed, lower-cased, empties and repeats dropped."""
+    """Tags from a comma-separated string or a list: trimmed, lower-cased, empties and repeats dropped.
+
+    At most `MAX_TAGS` different tags. Linear in the input: repeats are found in a dict, and the walk
+    stops at the first tag past the limit, however many follow.
+    """
     if raw is None:
         return []
     items: Iterable[object] = raw.split(",") if isinstance(raw, str) else raw
-    tags: list[str] = []
+    tags: dict[str, None] = {}  # insertion-ordered, with constant-time membership
     for item in items:
         if not isinstance(item, str):
             raise InvalidValue("each tag must be a string")
@@ -124,8 +159,10 @@ def normalize_tags(raw: str | Iterable[str] | None) -> list[str]:
             raise InvalidValue(f"tag {tag!r} must not contain a comma")
         if len(tag) > TAG_MAX_LENGTH:
             raise InvalidValue(f"tag {tag[:20]!r}… is longer than {TAG_MAX_LENGTH} characters")
-        tags.append(tag)
-    return tags
+        if len(tags) == MAX_TAGS:
+            raise InvalidValue(f"at most {MAX_TAGS} tags, got more")
+        tags[tag] = None
+    return list(tags)
 
 
 def tag_index(tags: list[str]) -> str:

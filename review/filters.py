@@ -22,9 +22,18 @@ from ledger.models import (
     MemoryType,
     Source,
 )
-from ledger.values import InvalidValue, agent_key, normalize_tags, tag_needle
+from ledger.selectors import tag_filter
+from ledger.values import InvalidValue, agent_key, tag_needle
 
 AGES = {"day": timedelta(days=1), "week": timedelta(days=7), "month": timedelta(days=30)}
+
+
+def _tag_count(value: str) -> None:
+    """A form error, not a query too large for the database, for more tags than a row can hold."""
+    try:
+        tag_filter(value)
+    except InvalidValue as exc:
+        raise forms.ValidationError(str(exc)) from exc
 
 
 def _agent(queryset: QuerySet[Any], name: str, value: str) -> QuerySet[Any]:
@@ -118,7 +127,7 @@ class MemoryFilter(django_filters.FilterSet):
     importance = django_filters.ChoiceFilter(
         choices=Importance.choices, empty_label="Any importance", label="Importance"
     )
-    tag = django_filters.CharFilter(method="filter_tag", label="Tag")
+    tag = django_filters.CharFilter(method="filter_tag", label="Tag", validators=[_tag_count])
     agent = django_filters.CharFilter(method=_agent, label="Agent")
     q = django_filters.CharFilter(field_name="content", lookup_expr="icontains", label="Text")
     archived = django_filters.BooleanFilter(
@@ -137,10 +146,13 @@ class MemoryFilter(django_filters.FilterSet):
         super().__init__(data, *args, **kwargs)
 
     def filter_tag(self, queryset: QuerySet[AgentMemory], name: str, value: str) -> QuerySet[AgentMemory]:
+        wanted = tag_filter(value)
+        if wanted is None:
+            return queryset
         match = Q()
-        for tag in normalize_tags(value):
+        for tag in wanted:
             match |= Q(tag_index__contains=tag_needle(tag))
-        return queryset.filter(match) if match else queryset
+        return queryset.filter(match) if wanted else queryset.none()
 
     def filter_archived(
         self, queryset: QuerySet[AgentMemory], name: str, value: bool | None

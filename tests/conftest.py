@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
+from django.core.cache import cache
 from django.test import Client
 
 from ledger import services
@@ -16,9 +17,11 @@ from ledger.models import Project
 
 @pytest.fixture(autouse=True)
 def _test_settings(settings: Any) -> None:
-    """Tests opt in to the mirror's export-after-write; passwords use a fast hasher."""
+    """Tests opt in to the mirror's export-after-write; passwords use a fast hasher; the cache is empty."""
     settings.CANON_EXPORT_ON_WRITE = False
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+    # Each test starts with no writes counted against any agent's rate.
+    cache.clear()
 
 
 @pytest.fixture

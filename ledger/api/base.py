@@ -8,9 +8,14 @@ Route modules (`ledger/api/inbox.py`, …) register on `api` and start each hand
 from __future__ import annotations
 
 import logging
+import math
+import threading
+import time
 from dataclasses import dataclass
 from typing import Any
 
+from django.conf import settings
+from django.core.cache import cache
 from django.core.exceptions import RequestDataTooBig
 from django.http import HttpRequest, HttpResponse
 from django.utils import timezone
@@ -56,6 +61,14 @@ class ApiRefusal(Exception):
         self.status = status
         self.message = message
         self.details = details or []
+
+
+class RateLimited(ApiRefusal):
+    """429: the caller wrote too often; `retry_after` seconds until the next write is allowed."""
+
+    def __init__(self, message: str, *, retry_after: int) -> None:
+        super().__init__(429, message)
+        self.retry_after = retry_after
 
 
 def invalid(field: str, message: str) -> ApiRefusal:
@@ -122,7 +135,49 @@ def project_caller(request: HttpRequest, project_slug: str) -> Caller:
     for key, values in request.GET.lists():
         if "\x00" in key or any("\x00" in value for value in values):
             raise invalid(key.replace("\x00", "") or "query", "must not contain the NUL character (%00)")
-    return Caller(token=token, project=token.project)
+    caller = Caller(token=token, project=token.project)
+    if request.method not in ("GET", "HEAD", "OPTIONS") and caller.agent is not None:
+        _count_write(caller.project, caller.agent)
+    return caller
+
+
+# Per-agent write rate (CANON_AGENT_WRITES_PER_MINUTE in the README): the times of an agent's recent
+# writes, kept in Django's cache. With the default LocMemCache the count is per process. The lock makes
+# read-and-update one step for the threads of a process; with a cache shared between processes, two
+# processes can each take the last free slot, so the limit can be passed by one write per process.
+_WRITE_WINDOW = 60.0
+_writes_lock = threading.Lock()
+_clock = time.time  # wall-clock seconds, comparable between processes that share a cache
+
+
+def _count_write(project: Project, agent: Agent) -> None:
+    """Count one write of `agent` in `project`, or refuse it with 429 past CANON_AGENT_WRITES_PER_MINUTE.
+
+    A refused write is not counted, and is logged once per agent while it stays refused.
+    """
+    limit = settings.CANON_AGENT_WRITES_PER_MINUTE
+    if limit <= 0:
+        return
+    key = f"canon:writes:{project.pk}:{agent.pk}"
+    now = _clock()
+    with _writes_lock:
+        recent = [t for t in cache.get(key, []) if now - t < _WRITE_WINDOW]
+        if len(recent) >= limit:
+            retry_after = max(1, math.ceil(recent[0] + _WRITE_WINDOW - now))
+        else:
+            cache.set(key, [*recent, now], timeout=math.ceil(_WRITE_WINDOW))
+            return
+    if cache.add(f"{key}:logged", True, timeout=retry_after):
+        logger.warning(
+            "rate-limited: agent %r in project %r passed %d writes per minute",
+            agent.name,
+            project.slug,
+            limit,
+        )
+    raise RateLimited(
+        f"agent {agent.name!r} is past {limit} writes per minute in this project; retry in {retry_after} s",
+        retry_after=retry_after,
+    )
 
 
 def _error(request: HttpRequest, status: int, message: str, **extra: Any) -> HttpResponse:
@@ -136,7 +191,10 @@ def _error(request: HttpRequest, status: int, message: str, **extra: Any) -> Htt
 def _refusal(request: HttpRequest, exc: ApiRefusal) -> HttpResponse:
     if exc.details:
         return _error(request, exc.status, exc.message, details=exc.details)
-    return _error(request, exc.status, exc.message)
+    response = _error(request, exc.status, exc.message)
+    if isinstance(exc, RateLimited):
+        response["Retry-After"] = str(exc.retry_after)
+    return response
 
 
 @api.exception_handler(LedgerError)

@@ -10,6 +10,7 @@ from ninja import Schema
 from ledger import context
 from ledger.api.base import api, invalid, project_caller
 from ledger.api.routes_inbox import ERRORS
+from ledger.values import InvalidValue, agent_key
 
 
 class LayerOut(Schema):
@@ -54,6 +55,10 @@ def get_context(
     compilation is recorded. Never a 500: on an internal error `text` is null and `error` says why.
     """
     caller = project_caller(request, project)
+    try:
+        agent_key(agent)  # a coordinator may ask for anyone, but not for a name no agent can have
+    except InvalidValue as exc:
+        raise invalid("agent", str(exc)) from exc
     caller.require_agent(agent, "agent")
     if run_id is not None and len(run_id) > 200:
         raise invalid("run_id", "must be at most 200 characters")

@@ -8,7 +8,16 @@ from django.http import HttpRequest, HttpResponse
 from ninja import Status
 
 from ledger import selectors, services
-from ledger.api.base import DEFAULT_PAGE_SIZE, ApiRefusal, api, checked_filter, invalid, page, project_caller
+from ledger.api.base import (
+    DEFAULT_PAGE_SIZE,
+    ApiRefusal,
+    Caller,
+    api,
+    checked_filter,
+    invalid,
+    page,
+    project_caller,
+)
 from ledger.api.shapes import EntryOut, EntrySubmitIn, ErrorOut, MergeOut, RejectIn, RejectOut, entry_out
 from ledger.models import EntryStatus, EntryType, InboxEntry, Source
 
@@ -76,11 +85,14 @@ def list_entries(
         agent=agent,
         run_id=run_id,
     )
+    qs = selectors.entries_visible_to(qs, caller.agent)
     return [entry_out(entry) for entry in page(qs, response, limit, offset)]
 
 
-def _entry(caller_project: Any, entry_id: int) -> InboxEntry:
-    entry = InboxEntry.objects.select_related("agent").filter(project=caller_project, pk=entry_id).first()
+def _entry(caller: Caller, entry_id: int) -> InboxEntry:
+    """One entry the caller may see: another agent's private learning is not found, as if absent."""
+    qs = InboxEntry.objects.select_related("agent").filter(project=caller.project, pk=entry_id)
+    entry = selectors.entries_visible_to(qs, caller.agent).first()
     if entry is None:
         raise ApiRefusal(404, f"no inbox entry {entry_id} in this project")
     return entry
@@ -89,7 +101,7 @@ def _entry(caller_project: Any, entry_id: int) -> InboxEntry:
 @api.get(INBOX + "/{entry_id}", response={200: EntryOut, **ERRORS}, tags=["inbox"])
 def get_entry(request: HttpRequest, project: str, entry_id: int) -> dict[str, Any]:
     caller = project_caller(request, project)
-    return entry_out(_entry(caller.project, entry_id))
+    return entry_out(_entry(caller, entry_id))
 
 
 def _merge(request: HttpRequest, project: str, entry_id: int) -> Status:

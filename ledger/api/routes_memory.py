@@ -14,10 +14,20 @@ from django.http import HttpRequest, HttpResponse
 from ninja import Status
 
 from ledger import selectors, services
-from ledger.api.base import DEFAULT_PAGE_SIZE, ApiRefusal, Caller, api, checked_filter, page, project_caller
+from ledger.api.base import (
+    DEFAULT_PAGE_SIZE,
+    ApiRefusal,
+    Caller,
+    api,
+    checked_filter,
+    invalid,
+    page,
+    project_caller,
+)
 from ledger.api.routes_inbox import ERRORS
-from ledger.api.shapes import MemoryIn, MemoryOut, MemoryPatchIn, memory_out
+from ledger.api.shapes import EntryOut, MemoryIn, MemoryOut, MemoryPatchIn, entry_out, memory_out
 from ledger.models import AgentMemory, Importance, MemoryStatus, MemoryType, Source
+from ledger.values import CROSS_TEAM_TAG, InvalidValue, normalize_tags
 
 AGENT_MEMORY = "/projects/{project}/agents/{name}/memory"
 
@@ -38,16 +48,19 @@ def search_memory(
 ) -> list[dict[str, Any]]:
     """Project-wide search, newest first: `tags` matches whole tags (any of them), `q` the text."""
     caller = project_caller(request, project)
-    qs = selectors.memories_search(
-        caller.project,
-        viewer=caller.agent,
-        type=checked_filter("type", type, MemoryType.values),
-        tags=tags,
-        agent=agent,
-        q=q,
-        importance=checked_filter("importance", importance, Importance.values),
-        status=checked_filter("status", status, MemoryStatus.values, all_ok=True) or MemoryStatus.ACTIVE,
-    )
+    try:
+        qs = selectors.memories_search(
+            caller.project,
+            viewer=caller.agent,
+            type=checked_filter("type", type, MemoryType.values),
+            tags=tags,
+            agent=agent,
+            q=q,
+            importance=checked_filter("importance", importance, Importance.values),
+            status=checked_filter("status", status, MemoryStatus.values, all_ok=True) or MemoryStatus.ACTIVE,
+        )
+    except InvalidValue as exc:  # too many tags
+        raise invalid("tags", str(exc)) from exc
     return [memory_out(m) for m in page(qs, response, limit, offset)]
 
 
@@ -75,11 +88,25 @@ def list_agent_memory(
     return [memory_out(m) for m in page(qs, response, limit, offset)]
 
 
-@api.post(AGENT_MEMORY, response={201: MemoryOut, **ERRORS}, tags=["memory"])
+@api.post(AGENT_MEMORY, response={201: MemoryOut, 202: EntryOut, **ERRORS}, tags=["memory"])
 def record_memory(request: HttpRequest, project: str, name: str, payload: MemoryIn) -> Status:
-    """An agent records memory for itself; a coordinator for any agent (the memory says who injected it)."""
+    """An agent records memory for itself; a coordinator for any agent (the memory says who injected it).
+
+    A memory an agent tags `cross-team` is for every other agent: it is proposed instead (202 with the
+    pending inbox entry) and becomes a memory when a coordinator merges it.
+    """
     caller = project_caller(request, project)
     caller.require_agent(name, "name")
+    if caller.agent is not None and CROSS_TEAM_TAG in _tags(payload.tags):
+        result = services.memory_propose(
+            project=caller.project,
+            agent_name=caller.agent.name,
+            type=payload.type,
+            content=payload.content,
+            importance=payload.importance,
+            tags=payload.tags,
+        )
+        return Status(202, entry_out(result.entry))
     memory = services.memory_record(
         project=caller.project,
         agent_name=name if caller.is_coordinator else caller.agent.name,  # type: ignore[union-attr]
@@ -92,6 +119,23 @@ def record_memory(request: HttpRequest, project: str, name: str, payload: Memory
         injected_by=caller.name if caller.is_coordinator else "",
     )
     return Status(201, memory_out(memory))
+
+
+def _tags(raw: object) -> list[str]:
+    try:
+        return normalize_tags(raw)  # type: ignore[arg-type]
+    except (InvalidValue, TypeError):
+        return []  # the service refuses it with the reason
+
+
+def _shares(memory: AgentMemory, payload: MemoryPatchIn) -> bool:
+    """Would this edit change what other agents read: a cross-team memory's text, importance or tags, or
+    the cross-team tag added?"""
+    if payload.tags is not None and CROSS_TEAM_TAG in _tags(payload.tags) and not memory.cross_team:
+        return True
+    if memory.cross_team:
+        return any(value is not None for value in (payload.content, payload.importance, payload.tags))
+    return False
 
 
 def _memory(caller: Caller, name: str, memory_id: int) -> AgentMemory:
@@ -124,6 +168,12 @@ def patch_memory(
     caller = project_caller(request, project)
     memory = _memory(caller, name, memory_id)
     caller.require_agent(memory.agent.name)
+    if caller.agent is not None and _shares(memory, payload):
+        raise ApiRefusal(
+            403,
+            "what other agents see changes only through review: record a new memory tagged "
+            f"{CROSS_TEAM_TAG!r} to propose it (archiving is allowed)",
+        )
     memory = services.memory_edit(
         project=caller.project,
         memory_id=memory.pk,

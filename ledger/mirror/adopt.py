@@ -124,23 +124,28 @@ def _adopt_decisions(
     if report.dry_run:
         report.adopted.append((path, f"would adopt {_count(len(new), 'decision block')}{kept}"))
         return []
-    decisions = services.decisions_adopt(
-        project=project,
-        boundaries=first_contact,
-        items=[
-            services.Adopted(
-                markdown=b.text,
-                content=b.body,
-                type=b.type,
-                author=b.author,
-                title=_block_title(b),
-                date=b.date,
-                status=b.status,
-            )
-            for b in new
-        ],
-        origin=path,
-    )
+    try:
+        decisions = services.decisions_adopt(
+            project=project,
+            boundaries=first_contact,
+            items=[
+                services.Adopted(
+                    markdown=b.text,
+                    content=b.body,
+                    type=b.type,
+                    author=b.author,
+                    title=_block_title(b),
+                    date=b.date,
+                    status=b.status,
+                )
+                for b in new
+            ],
+            origin=path,
+        )
+    except services.Conflict as exc:
+        # An author whose name looks like another agent's: nothing of the log is adopted until it is fixed.
+        report.skipped.append((path, f"{exc.message}; left untouched"))
+        return []
     parts.update({sha(b.text): key(d) for b, d in zip(new, decisions, strict=True)})
     _remember(row, digest=digest, parts=parts, placed=set(parts.values()))
     held = sum(1 for b, d in zip(new, decisions, strict=True) if d.type != (b.type or project.squad_type))
@@ -461,13 +466,18 @@ def _adopt_histories(
         if report.dry_run:
             report.adopted.append((path, f"would adopt {_count(len(new), 'memory', 'memories')}"))
             continue
-        agent = row.agent if row.agent is not None else _folder_agent(project, folder)
-        memories = services.memories_adopt(
-            project=project,
-            agent_name=agent.name,
-            items=[services.Adopted(markdown=e.text, content=e.content, type=e.type) for e in new],
-            origin=path,
-        )
+        try:
+            agent = row.agent if row.agent is not None else _folder_agent(project, folder)
+            memories = services.memories_adopt(
+                project=project,
+                agent_name=agent.name,
+                items=[services.Adopted(markdown=e.text, content=e.content, type=e.type) for e in new],
+                origin=path,
+            )
+        except services.Conflict as exc:
+            # A folder named like another agent (look-alike letters): that history waits, the rest goes on.
+            report.skipped.append((path, f"{exc.message}; left untouched"))
+            continue
         parts.update({sha(e.text): key(m) for e, m in zip(new, memories, strict=True)})
         row.agent = agent
         _remember(row, digest=digest, parts=parts, placed=set(parts.values()))

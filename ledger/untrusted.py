@@ -9,7 +9,10 @@ shown.
 - `one_line` is for titles, names and list items: one line, runs of white space as one space.
 - `block` is for contents, rationales and summaries: no line of it can start a heading, a blockquote,
   a `**Label:**` line or a setext underline, and every line after the first is indented under its item.
-- `flags` names what `clean` removes and the lines that imitate Canon's own structure, for a reviewer.
+- `flags` names what `clean` removes, the lines that imitate Canon's own structure and the phrases
+  that give orders to the model, for a reviewer. It is the one detector: the dashboard uses it too.
+  Imitations and orders are compared on the text as it looks (`readable`), so a Cyrillic `i` (U+0456), a
+  fullwidth letter or a zero-width space inside a word does not hide them. It runs in linear time.
 
 What `clean` removes:
 
@@ -31,6 +34,8 @@ from __future__ import annotations
 import re
 import unicodedata
 
+from ledger.values import text_skeleton
+
 # Canon's own headings (`ledger.context`); a line of untrusted text naming one is flagged.
 COMPILER_HEADINGS = ("Boundaries and Decisions", "Memory", "Current Session")
 # Canon's own labels; a line of untrusted text starting with one is flagged.
@@ -43,6 +48,7 @@ CONTROL = "control characters"
 LINE_SEPARATORS = "line separators"
 IMITATED_HEADING = "imitated heading"
 IMITATED_LABEL = "imitated label"
+INSTRUCTION = "instruction-like"
 
 _LINE_BREAKS = re.compile("\r\n|[\r\x0b\x0c\x85\u2028\u2029]")
 _BIDI = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
@@ -72,7 +78,9 @@ def _removed(ch: str) -> bool:
 def clean(text: str) -> str:
     """`text` without invisible, direction-changing and control characters; line breaks as `\\n`."""
     text = _LINE_BREAKS.sub("\n", text).replace("\t", " ")
-    return "".join(ch for ch in text if not _removed(ch))
+    # Each different character is judged once, then the text is translated in one pass.
+    removed: dict[int, None] = {ord(ch): None for ch in set(text) if _removed(ch)}
+    return text.translate(removed) if removed else text
 
 
 def one_line(text: str) -> str:
@@ -110,20 +118,65 @@ def block(text: str, indent: str = "  ") -> str:
     return "\n".join(rendered)
 
 
-def _imitates(line: str) -> str | None:
-    start = unicodedata.normalize("NFKC", clean(line)).strip()
-    bare = start.lstrip("#>\\ *_").strip().casefold()
-    if start.startswith(("#", ">")) and bare in {h.casefold() for h in COMPILER_HEADINGS}:
+def readable(text: str) -> str:
+    """`text` as a reader sees it, for comparisons: cleaned, NFKC (fullwidth U+FF49 is `i`), case-folded,
+    and each character as its UTS #39 prototype (Cyrillic U+0456 is `i`; zero-width characters vanish).
+
+    The skeleton spells some ASCII letters oddly (`m` is `rn`): compare only with `readable` text.
+    """
+    return text_skeleton(unicodedata.normalize("NFKC", clean(text)).casefold()).casefold()
+
+
+def _any(*words: str) -> str:
+    """A regex group matching any of `words` in their `readable` form, as whole words."""
+    return r"\b(?:" + "|".join(re.escape(readable(word)) for word in words) + r")\b"
+
+
+def _phrase(*groups: tuple[str, ...]) -> str:
+    return r"\s+".join(_any(*group) for group in groups)
+
+
+_HEADINGS = frozenset(readable(heading) for heading in COMPILER_HEADINGS)
+_LABELS = tuple(readable(label) for label in COMPILER_LABELS)
+# A line that could imitate a heading or a label: its first visible character is a marker.
+_MARKED_LINE = re.compile(r"^[^\S\n]*[#>*_].*", re.MULTILINE)
+# The compiler's decision line (`**Type:** … | **Decided by:** …`) anywhere in a line.
+_DECIDED_BY = re.compile(re.escape(readable("**Decided by:**")))
+# Orders to the model reading the compiled context. Bounded gaps keep the search linear.
+_INSTRUCTION = re.compile(
+    "|".join(
+        [
+            _any("ignore", "disregard", "forget", "override")
+            + r".{0,40}?"
+            + _any("instruction", "instructions", "rule", "rules", "prompt", "prompts", "context"),
+            _phrase(("system", "developer"), ("prompt", "message")),
+            _phrase(("you",), ("must", "should"), ("always", "never")),
+            _phrase(("always",), ("approve", "merge", "accept")),
+            _phrase(("new", "updated"), ("instruction", "instructions")),
+            _phrase(("as",), ("an",), ("ai",)),
+            _phrase(("do",), ("not",), ("tell",)),
+        ]
+    ),
+    re.DOTALL,
+)
+
+
+def _imitation(line: str) -> str | None:
+    """What a `readable` line imitates: one of Canon's headings, or one of its labels."""
+    start = line.strip()
+    bare = start.lstrip("#>\\ *_").strip()
+    if start.startswith(("#", ">")) and bare in _HEADINGS:
         return IMITATED_HEADING
-    if any(bare.startswith(label.casefold()) for label in COMPILER_LABELS) and start[:1] in "*_>":
+    if bare.startswith(_LABELS) and start[:1] in "*_>":
         return IMITATED_LABEL
     return None
 
 
 def flags(text: str) -> list[str]:
-    """What in `text` a reviewer should know: what `clean` removes, lines imitating Canon's structure."""
+    """What in `text` a reviewer should know: what `clean` removes, lines imitating Canon's structure,
+    phrases giving orders to the model. Linear in the length of `text`."""
     found: set[str] = set()
-    for ch in text:
+    for ch in set(text):
         if ch in _BIDI:
             found.add(BIDI)
         elif _is_tag(ch):
@@ -138,9 +191,14 @@ def flags(text: str) -> list[str]:
             found.add(INVISIBLE)
     if re.search("\r(?!\n)", text):
         found.add(LINE_SEPARATORS)
-    for line in clean(text).split("\n"):
-        imitation = _imitates(line)
+    seen = readable(text)
+    for line in set(_MARKED_LINE.findall(seen)):
+        imitation = _imitation(line)
         if imitation:
             found.add(imitation)
-    order = (INVISIBLE, BIDI, TAGS, CONTROL, LINE_SEPARATORS, IMITATED_HEADING, IMITATED_LABEL)
+    if _DECIDED_BY.search(seen):
+        found.add(IMITATED_LABEL)
+    if _INSTRUCTION.search(seen):
+        found.add(INSTRUCTION)
+    order = (INVISIBLE, BIDI, TAGS, CONTROL, LINE_SEPARATORS, IMITATED_HEADING, IMITATED_LABEL, INSTRUCTION)
     return [name for name in order if name in found]

@@ -135,6 +135,12 @@ class MemoryFilter(django_filters.FilterSet):
         label="Archived",
         widget=forms.Select(choices=[("false", "No"), ("true", "Yes")]),
     )
+    # Flags are computed from the text, not stored: `review.views_ledger.memory` applies this one.
+    flagged = django_filters.BooleanFilter(
+        method="filter_flagged",
+        label="Flagged",
+        widget=forms.Select(choices=[("", "Any"), ("1", "Flagged only")]),
+    )
 
     class Meta:
         model = AgentMemory
@@ -158,3 +164,8 @@ class MemoryFilter(django_filters.FilterSet):
         self, queryset: QuerySet[AgentMemory], name: str, value: bool | None
     ) -> QuerySet[AgentMemory]:
         return queryset.filter(status="archived" if value else "active")
+
+    def filter_flagged(
+        self, queryset: QuerySet[AgentMemory], name: str, value: bool | None
+    ) -> QuerySet[AgentMemory]:
+        return queryset

@@ -6,18 +6,9 @@ import re
 
 from django.db.models import Q
 
+from ledger import untrusted
 from ledger.models import Decision, DecisionStatus, InboxEntry
 
-# Zero-width and bidirectional-override characters, and control characters other than tab/newline.
-HIDDEN = re.compile(
-    r"[\u200b-\u200f\u202a-\u202e\u2060-\u2064\ufeff\u00ad\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]"
-)
-INSTRUCTION = re.compile(
-    r"\b(ignore|disregard|forget)\b.{0,40}\b(instructions?|rules?|prompts?|context)\b"
-    r"|\bsystem prompt\b|\byou (must|should) (always|never)\b|\balways approve\b|\bnew instructions?\b"
-    r"|\bas an ai\b|\bdo not tell\b",
-    re.IGNORECASE | re.DOTALL,
-)
 STOP_WORDS = frozenset(
     [
         "the",
@@ -47,14 +38,9 @@ STOP_WORDS = frozenset(
 
 
 def flags(*texts: str) -> list[str]:
-    """Short warnings for the reviewer: hidden characters, text that reads like orders to agents."""
-    joined = "\n".join(texts)
-    found = []
-    if HIDDEN.search(joined):
-        found.append("hidden characters")
-    if INSTRUCTION.search(joined):
-        found.append("instruction-like")
-    return found
+    """Warnings for the reviewer about `texts` read together: `ledger.untrusted.flags`, the one detector
+    (hidden and direction-changing characters, imitations of Canon's headings, orders to the model)."""
+    return untrusted.flags("\n".join(texts))
 
 
 def _words(title: str) -> set[str]:

@@ -27,6 +27,8 @@ from review.inspect import flags, related_decisions
 
 PAGE_SIZE = 50
 BULK_LIMIT = 200
+# The session key holding a bulk merge that waits for a second confirmation (plain form posts only).
+CONFIRM_KEY = "inbox_bulk_confirm"
 
 
 def _counts(project: Project) -> dict[str, int]:
@@ -123,13 +125,32 @@ def inbox(request: HttpRequest, project: str) -> HttpResponse:
     return _render_inbox(request, access)
 
 
+def _pending_confirmation(request: HttpRequest, access: ProjectAccess) -> dict[str, Any] | None:
+    """The bulk merge a plain form post left waiting for confirmation, shown once on this project's inbox."""
+    if CONFIRM_KEY not in request.session:
+        return None
+    confirm = request.session.pop(CONFIRM_KEY)
+    return confirm if confirm.get("project") == access.project.slug else None
+
+
 def _render_inbox(
-    request: HttpRequest, access: ProjectAccess, *, template: str = "review/inbox.html"
+    request: HttpRequest,
+    access: ProjectAccess,
+    *,
+    template: str = "review/inbox.html",
+    confirm: dict[str, Any] | None = None,
 ) -> HttpResponse:
     filterset = InboxFilter(request.GET, queryset=inbox_queryset(access.project))
     entries = filterset.qs if filterset.is_valid() else InboxEntry.objects.none()
     page = _queue_page(access.project, entries, request.GET.get("page"))
-    context = project_context(access, filter=filterset, page=page, query=request.GET.urlencode(), nav="inbox")
+    context = project_context(
+        access,
+        filter=filterset,
+        page=page,
+        query=request.GET.urlencode(),
+        nav="inbox",
+        confirm=confirm or _pending_confirmation(request, access),
+    )
     if request.htmx and template == "review/inbox.html":  # type: ignore[attr-defined]
         template = "review/inbox.html#inbox-list"
     return render(request, template, context)
@@ -204,18 +225,44 @@ def selected_ids(values: list[str]) -> list[int]:
     return list(dict.fromkeys(int(v) for v in values if v.isascii() and v.isdigit() and len(v) <= 18))
 
 
+def _flagged(project: Project, ids: list[int]) -> list[dict[str, Any]]:
+    """The pending entries among `ids` whose text is flagged, with their flags, in one query."""
+    entries = InboxEntry.objects.filter(project=project, pk__in=ids, status=EntryStatus.PENDING).only(
+        "id", "slug", "title", "content", "rationale"
+    )
+    found = []
+    for entry in entries.order_by("id"):
+        reasons = flags(entry.title, entry.content, entry.rationale)
+        if reasons:
+            found.append({"id": entry.pk, "title": entry.title or entry.slug, "flags": reasons})
+    return found
+
+
 @require_POST
 @login_required
 def inbox_bulk(request: HttpRequest, project: str) -> HttpResponse:
-    """Merge or reject every selected entry; each one on its own, so one refusal does not stop the rest."""
+    """Merge or reject every selected entry; each one on its own, so one refusal does not stop the rest.
+
+    A merge that includes a flagged entry merges nothing until it is sent again with `confirm_flagged=1`:
+    the reviewer sees which entries are flagged and why, and confirms with one more button.
+    """
     access = project_for_user(request, project, act=True)
     action = request.POST.get("action")
     ids = selected_ids(request.POST.getlist("ids"))[:BULK_LIMIT]
     done, refused = 0, []
+    confirm = None
     if action not in ("merge", "reject"):
         refused.append("choose merge or reject")
     elif not ids:
         refused.append("select at least one entry")
+    elif (
+        action == "merge"
+        and request.POST.get("confirm_flagged") != "1"
+        and (flagged := _flagged(access.project, ids))
+    ):
+        confirm = {"project": access.project.slug, "ids": ids, "flagged": flagged}
+        named = "; ".join(f"#{item['id']} {item['title']} ({', '.join(item['flags'])})" for item in flagged)
+        refused.append(f"Nothing merged: flagged entries need a second confirmation. {named}.")
     else:
         by = request.user.get_username()
         reason = request.POST.get("reason", "")
@@ -238,5 +285,7 @@ def inbox_bulk(request: HttpRequest, project: str) -> HttpResponse:
     if request.htmx:  # type: ignore[attr-defined]
         # Re-render the list with the filters it was showing (sent along as `query`).
         request.GET = QueryDict(request.POST.get("query", ""))  # type: ignore[assignment]
-        return _render_inbox(request, access, template="review/inbox.html#inbox-list")
+        return _render_inbox(request, access, template="review/inbox.html#inbox-list", confirm=confirm)
+    if confirm:
+        request.session[CONFIRM_KEY] = confirm
     return _back(request, reverse("review:inbox", args=[access.project.slug]))

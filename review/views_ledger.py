@@ -32,10 +32,13 @@ from ledger.models import (
 )
 from review.access import ProjectAccess, project_for_user
 from review.filters import DecisionFilter, MemoryFilter
+from review.inspect import flags
 from review.views import PAGE_SIZE, _back, project_context, selected_ids
 
 SUPERSEDE_CHOICES = 200
 RETYPE_LIMIT = 500
+# "Flagged only" on the memory page reads at most this many of the most recent matching memories.
+FLAGGED_SCAN = 2000
 # The mirror page lists this many recent import and export runs.
 EARLIER_RUNS = 20
 
@@ -299,13 +302,39 @@ def memory(request: HttpRequest, project: str) -> HttpResponse:
         .order_by("-created_at", "-id")
     )
     filterset = MemoryFilter(request.GET, queryset=base)
-    rows = filterset.qs if filterset.is_valid() else AgentMemory.objects.none()
+    valid = filterset.is_valid()
+    rows = filterset.qs if valid else AgentMemory.objects.none()
+    flagged_only = valid and bool(filterset.form.cleaned_data.get("flagged"))
+    scanned = 0
+    if flagged_only:
+        # Flags are computed from the text: read a bounded number of recent rows and keep the flagged.
+        recent = list(rows[:FLAGGED_SCAN])
+        scanned = len(recent)
+        rows = [item for item in _with_flags(recent) if item.flags]  # type: ignore[attr-defined]
     page = Paginator(rows, PAGE_SIZE).get_page(request.GET.get("page"))
+    page.object_list = _with_flags(list(page.object_list))
     return render(
         request,
         "review/memory.html",
-        project_context(access, nav="memory", filter=filterset, page=page, importances=Importance.choices),
+        project_context(
+            access,
+            nav="memory",
+            filter=filterset,
+            page=page,
+            importances=Importance.choices,
+            flagged_only=flagged_only,
+            scanned=scanned,
+            scan_limit=FLAGGED_SCAN,
+        ),
     )
+
+
+def _with_flags(items: list[Any]) -> list[Any]:
+    """`items` (memories) each with `flags`, what a reviewer should know about its content."""
+    for item in items:
+        if not hasattr(item, "flags"):
+            item.flags = flags(item.content)
+    return items
 
 
 def _memory_action(request: HttpRequest, project: str, memory_id: int, **changes: Any) -> HttpResponse:
@@ -333,6 +362,7 @@ def _memory_action(request: HttpRequest, project: str, memory_id: int, **changes
         note = f"Memory {item.pk} saved."
     if request.htmx:  # type: ignore[attr-defined]
         item = AgentMemory.objects.select_related("agent").get(pk=item.pk)
+        _with_flags([item])
         return render(
             request,
             "review/memory.html#memory-row",
@@ -375,6 +405,10 @@ def sessions(request: HttpRequest, project: str) -> HttpResponse:
     page = Paginator(Session.objects.filter(project=access.project), PAGE_SIZE).get_page(
         request.GET.get("page")
     )
+    page.object_list = list(page.object_list)
+    for session in page.object_list:
+        issues = [str(issue) for issue in session.active_issues or []]
+        session.flags = flags(session.focus_area, *issues, session.summary)  # type: ignore[attr-defined]
     return render(request, "review/sessions.html", project_context(access, nav="sessions", page=page))
 
 

@@ -28,6 +28,10 @@ chromium:
 		echo "chromium is missing: run 'sudo apt-get install -y chromium' (needed by tests/browser)"; exit 1; \
 	fi
 
+# `make run` is a development server: debug pages and the built-in development secret key, unless the
+# environment says otherwise. Everything else runs with DEBUG off and needs DJANGO_SECRET_KEY.
+demo run: export DJANGO_DEBUG ?= true
+
 demo: install
 	$(BIN)/python manage.py migrate --verbosity 0
 	$(BIN)/python manage.py demo --url http://$(HOST):$(PORT)/

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import atexit
 import os
+import secrets
 import shutil
 import sys
 import tempfile
@@ -59,6 +60,8 @@ def setup_django(database_url: str, name: str) -> str:
         label = "sqlite"
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
     os.environ["CANON_EXPORT_ON_WRITE"] = "false"
+    # Production settings (DEBUG off) need a secret key; a benchmark's database is thrown away.
+    os.environ.setdefault("DJANGO_SECRET_KEY", secrets.token_urlsafe(50))
     import django
 
     django.setup()

@@ -6,6 +6,8 @@ Every variable is listed in the README. Helpers fail loudly on values they canno
 from __future__ import annotations
 
 import os
+import re
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
@@ -44,10 +46,19 @@ def env_list(name: str, default: list[str]) -> list[str]:
 
 
 DEBUG = env_bool("DJANGO_DEBUG", False)
-SECRET_KEY = os.environ.get("DJANGO_SECRET_KEY", "")
-if not SECRET_KEY:
-    # Development fallback so `make run` works out of the box. Production sets DJANGO_SECRET_KEY.
-    SECRET_KEY = "canon-insecure-development-key-change-me"
+# `make run` sets DJANGO_DEBUG=true and uses the development key; anything else must bring its own key,
+# so a server started without one stops here instead of signing sessions with a published secret.
+DEVELOPMENT_SECRET_KEY = "canon-insecure-development-key-change-me"
+SECRET_KEY = os.environ.get("DJANGO_SECRET_KEY", "").strip()
+if SECRET_KEY in {"", DEVELOPMENT_SECRET_KEY}:
+    if not DEBUG:
+        raise ImproperlyConfigured(
+            "DJANGO_SECRET_KEY is missing (or is the development key) and DJANGO_DEBUG is off. "
+            "Generate a key with\n"
+            '    python -c "import secrets; print(secrets.token_urlsafe(50))"\n'
+            "and set DJANGO_SECRET_KEY to it (or set DJANGO_DEBUG=true on a development machine)."
+        )
+    SECRET_KEY = DEVELOPMENT_SECRET_KEY
 
 ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", ["127.0.0.1", "localhost", "testserver"])
 CSRF_TRUSTED_ORIGINS = env_list("DJANGO_CSRF_TRUSTED_ORIGINS", [])
@@ -66,6 +77,7 @@ INSTALLED_APPS = [
     "template_partials",
     "django_filters",
     "csp",
+    "axes",
     "ledger",
     "review",
 ]
@@ -83,6 +95,8 @@ MIDDLEWARE = [
     "django_htmx.middleware.HtmxMiddleware",
     "review.middleware.HtmxLoginRedirectMiddleware",
     "ledger.api.middleware.ApiJsonErrorMiddleware",
+    # Last, as django-axes asks: it turns a locked-out sign-in into the lockout page.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -135,8 +149,25 @@ DATABASES = {"default": _db}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
+
+# Sign-in throttling (django-axes), for the dashboard's login and the admin's alike: after
+# CANON_LOGIN_FAILURE_LIMIT wrong passwords for one user name from one address, that pair is refused
+# with a 429 page for CANON_LOGIN_COOLOFF_MINUTES. Other users, and the same user elsewhere, are
+# unaffected; a successful sign-in clears the count. Attempts are stored in the database.
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_FAILURE_LIMIT = env_int("CANON_LOGIN_FAILURE_LIMIT", 5)
+AXES_COOLOFF_TIME = timedelta(minutes=env_int("CANON_LOGIN_COOLOFF_MINUTES", 15))
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
@@ -166,6 +197,20 @@ CANON_MAX_BODY_BYTES = 1024 * 1024
 SESSION_COOKIE_HTTPONLY = True
 SESSION_COOKIE_SECURE = env_bool("DJANGO_SECURE_COOKIES", False)
 CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
+# HTTPS, all off by default so development over plain HTTP works; the README's "Production settings"
+# turn them on. Behind a proxy that terminates TLS, DJANGO_SECURE_PROXY_SSL_HEADER names the request
+# header it sets to "https" (e.g. HTTP_X_FORWARDED_PROTO) -- only when the proxy always sets or strips it.
+SECURE_SSL_REDIRECT = env_bool("DJANGO_SECURE_SSL_REDIRECT", False)
+SECURE_HSTS_SECONDS = env_int("DJANGO_SECURE_HSTS_SECONDS", 0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("DJANGO_SECURE_HSTS_INCLUDE_SUBDOMAINS", False)
+SECURE_HSTS_PRELOAD = env_bool("DJANGO_SECURE_HSTS_PRELOAD", False)
+_proxy_ssl_header = os.environ.get("DJANGO_SECURE_PROXY_SSL_HEADER", "").strip()
+if _proxy_ssl_header and not re.fullmatch(r"HTTP_[A-Z0-9_]+", _proxy_ssl_header):
+    raise ImproperlyConfigured(
+        "DJANGO_SECURE_PROXY_SSL_HEADER must be a request.META name such as HTTP_X_FORWARDED_PROTO, "
+        f"got {_proxy_ssl_header!r}"
+    )
+SECURE_PROXY_SSL_HEADER = (_proxy_ssl_header, "https") if _proxy_ssl_header else None
 X_FRAME_OPTIONS = "DENY"
 SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "same-origin"

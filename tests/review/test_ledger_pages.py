@@ -320,6 +320,19 @@ def test_add_member_bad_arguments_exit_2(project, args):
     assert info.value.returncode == 2
 
 
+@pytest.mark.parametrize("password", ["short1", "password123", "12345678901", "maria123"])
+def test_add_member_refuses_a_weak_password_with_exit_2(project, monkeypatch, password):
+    monkeypatch.setenv("NEW_PASSWORD", password)
+    with pytest.raises(CommandError, match="password refused: ") as info:
+        call_command(
+            "add_member",
+            *["--project", "alpha", "--user", "maria", "--role", "viewer", "--password-env", "NEW_PASSWORD"],
+            stdout=StringIO(),
+        )
+    assert info.value.returncode == 2
+    assert not get_user_model().objects.filter(username="maria").exists()
+
+
 def test_memory_types_read_as_words(lead, project):
     services.memory_record(
         project=project, agent_name="Alice", type="core_context", content="Alice owns HTTP."

@@ -7,6 +7,8 @@ import os
 from typing import Any
 
 from django.contrib.auth import get_user_model
+from django.contrib.auth.password_validation import validate_password
+from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import transaction
 
@@ -42,6 +44,11 @@ class Command(BaseCommand):
         if not username or len(username) > 150:
             raise CommandError("--user must be 1-150 characters", returncode=2)
         user = user_model.objects.filter(username=username).first()
+        if password is not None:
+            try:
+                validate_password(password, user=user or user_model(username=username))
+            except ValidationError as exc:
+                raise CommandError(f"password refused: {' '.join(exc.messages)}", returncode=2) from exc
         membership = Membership.objects.filter(project=project, user=user).first() if user else None
         summary = {
             "project": project.slug,

@@ -19,7 +19,7 @@ from django.core.cache import cache
 from django.core.exceptions import RequestDataTooBig
 from django.http import HttpRequest, HttpResponse
 from django.utils import timezone
-from ninja import NinjaAPI
+from ninja import NinjaAPI, Query
 from ninja.errors import AuthenticationError, HttpError, ValidationError
 from ninja.security import HttpBearer
 
@@ -262,6 +262,11 @@ def route_unknown_paths() -> None:
 
 DEFAULT_PAGE_SIZE = 100
 MAX_PAGE_SIZE = 1000
+# The paging parameters of every list, with their range stated in the schema (`page` checks it).
+LIMIT: Any = Query(DEFAULT_PAGE_SIZE)
+LIMIT.json_schema_extra = {"minimum": 1, "maximum": MAX_PAGE_SIZE}
+OFFSET: Any = Query(0)
+OFFSET.json_schema_extra = {"minimum": 0}
 
 
 def checked_filter(name: str, value: str | None, allowed: list[str], *, all_ok: bool = False) -> str | None:

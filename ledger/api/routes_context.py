@@ -10,6 +10,8 @@ from ninja import Schema
 from ledger import context
 from ledger.api.base import api, invalid, project_caller
 from ledger.api.routes_inbox import ERRORS
+from ledger.api.shapes import agent_param, query_param
+from ledger.services import RUN_ID_MAX_LENGTH
 from ledger.values import InvalidValue, agent_key
 
 
@@ -43,11 +45,11 @@ def _bounded(name: str, value: int | None, upper: int) -> int | None:
 def get_context(
     request: HttpRequest,
     project: str,
-    agent: str,
+    agent: str = agent_param(...),
     child: bool = False,
-    max_items: int | None = None,
-    max_tokens: int | None = None,
-    run_id: str | None = None,
+    max_items: int | None = query_param(minimum=0, maximum=context.MAX_ITEMS_LIMIT),
+    max_tokens: int | None = query_param(minimum=0, maximum=context.MAX_TOKENS_LIMIT),
+    run_id: str | None = query_param(maxLength=RUN_ID_MAX_LENGTH),
 ) -> dict[str, Any]:
     """The context block for `agent`: boundaries, then budgeted memories, then the current session.
 
@@ -60,8 +62,8 @@ def get_context(
     except InvalidValue as exc:
         raise invalid("agent", str(exc)) from exc
     caller.require_agent(agent, "agent")
-    if run_id is not None and len(run_id) > 200:
-        raise invalid("run_id", "must be at most 200 characters")
+    if run_id is not None and len(run_id) > RUN_ID_MAX_LENGTH:
+        raise invalid("run_id", f"must be at most {RUN_ID_MAX_LENGTH} characters")
     result = context.compile(
         caller.project,
         agent,

@@ -9,9 +9,16 @@ from django.http import HttpRequest, HttpResponse
 from ninja import Status
 
 from ledger import selectors, services
-from ledger.api.base import DEFAULT_PAGE_SIZE, ApiRefusal, api, checked_filter, page, project_caller
-from ledger.api.routes_inbox import ERRORS
-from ledger.api.shapes import DecisionCreateIn, DecisionOut, DecisionPatchIn, decision_out
+from ledger.api.base import LIMIT, OFFSET, ApiRefusal, api, checked_filter, page, project_caller
+from ledger.api.routes_inbox import ERRORS, WRITE_ERRORS
+from ledger.api.shapes import (
+    DecisionCreateIn,
+    DecisionOut,
+    DecisionPatchIn,
+    agent_param,
+    decision_out,
+    filter_param,
+)
 from ledger.models import Decision, DecisionStatus, DecisionType, Project
 
 DECISIONS = "/projects/{project}/decisions"
@@ -34,11 +41,11 @@ def list_decisions(
     request: HttpRequest,
     project: str,
     response: HttpResponse,
-    status: str | None = None,
-    type: str | None = None,
-    agent: str | None = None,
-    limit: int = DEFAULT_PAGE_SIZE,
-    offset: int = 0,
+    status: str | None = filter_param(DecisionStatus.values, all_ok=True),
+    type: str | None = filter_param(DecisionType.values),
+    agent: str | None = agent_param(),
+    limit: int = LIMIT,
+    offset: int = OFFSET,
 ) -> list[dict[str, Any]]:
     """Decisions newest first. `status` defaults to `active`; `status=all` lists every status."""
     caller = project_caller(request, project)
@@ -57,7 +64,7 @@ def get_decision(request: HttpRequest, project: str, decision_id: int) -> dict[s
     return _decision(caller.project, decision_id)
 
 
-@api.post(DECISIONS, response={201: DecisionOut, **ERRORS}, tags=["decisions"])
+@api.post(DECISIONS, response={201: DecisionOut, **WRITE_ERRORS}, tags=["decisions"])
 def create_decision(request: HttpRequest, project: str, payload: DecisionCreateIn) -> Status:
     """Create an active decision; `supersedes` lists active decisions it replaces in the same step."""
     caller = project_caller(request, project)
@@ -77,7 +84,7 @@ def create_decision(request: HttpRequest, project: str, payload: DecisionCreateI
     return Status(201, _decision(caller.project, decision.pk))
 
 
-@api.patch(DECISIONS + "/{decision_id}", response={200: DecisionOut, **ERRORS}, tags=["decisions"])
+@api.patch(DECISIONS + "/{decision_id}", response={200: DecisionOut, **WRITE_ERRORS}, tags=["decisions"])
 def patch_decision(
     request: HttpRequest, project: str, decision_id: int, payload: DecisionPatchIn
 ) -> dict[str, Any]:

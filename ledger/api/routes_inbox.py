@@ -9,7 +9,8 @@ from ninja import Status
 
 from ledger import selectors, services
 from ledger.api.base import (
-    DEFAULT_PAGE_SIZE,
+    LIMIT,
+    OFFSET,
     ApiRefusal,
     Caller,
     api,
@@ -18,8 +19,20 @@ from ledger.api.base import (
     page,
     project_caller,
 )
-from ledger.api.shapes import EntryOut, EntrySubmitIn, ErrorOut, MergeOut, RejectIn, RejectOut, entry_out
+from ledger.api.shapes import (
+    EntryOut,
+    EntrySubmitIn,
+    ErrorOut,
+    MergeOut,
+    RejectIn,
+    RejectOut,
+    agent_param,
+    entry_out,
+    filter_param,
+    query_param,
+)
 from ledger.models import EntryStatus, EntryType, InboxEntry, Source
+from ledger.services import RUN_ID_MAX_LENGTH
 
 INBOX = "/projects/{project}/decisions/inbox"
 ERRORS: dict[int, Any] = {
@@ -30,9 +43,11 @@ ERRORS: dict[int, Any] = {
     409: ErrorOut,
     413: ErrorOut,
 }
+# Every write also answers 429 when an agent token passes CANON_AGENT_WRITES_PER_MINUTE.
+WRITE_ERRORS: dict[int, Any] = {**ERRORS, 429: ErrorOut}
 
 
-@api.post(INBOX, response={200: EntryOut, 201: EntryOut, **ERRORS}, tags=["inbox"])
+@api.post(INBOX, response={200: EntryOut, 201: EntryOut, **WRITE_ERRORS}, tags=["inbox"])
 def submit_entry(request: HttpRequest, project: str, payload: EntrySubmitIn) -> Status:
     """Propose an entry. 201 when stored new, 200 when the agent's own pending entry was updated.
 
@@ -69,12 +84,12 @@ def list_entries(
     request: HttpRequest,
     project: str,
     response: HttpResponse,
-    status: str | None = None,
-    type: str | None = None,
-    agent: str | None = None,
-    run_id: str | None = None,
-    limit: int = DEFAULT_PAGE_SIZE,
-    offset: int = 0,
+    status: str | None = filter_param(EntryStatus.values, all_ok=True),
+    type: str | None = filter_param(EntryType.values),
+    agent: str | None = agent_param(),
+    run_id: str | None = query_param(maxLength=RUN_ID_MAX_LENGTH),
+    limit: int = LIMIT,
+    offset: int = OFFSET,
 ) -> list[dict[str, Any]]:
     """Entries newest first. `status` defaults to `pending`; `status=all` lists every status."""
     caller = project_caller(request, project)
@@ -116,21 +131,23 @@ def _merge(request: HttpRequest, project: str, entry_id: int) -> Status:
     return Status(201, body)
 
 
-@api.post(INBOX + "/{entry_id}/merge", response={201: MergeOut, **ERRORS}, tags=["inbox"], exclude_none=True)
+@api.post(
+    INBOX + "/{entry_id}/merge", response={201: MergeOut, **WRITE_ERRORS}, tags=["inbox"], exclude_none=True
+)
 def merge_entry(request: HttpRequest, project: str, entry_id: int) -> Status:
     """Merge a pending entry: decision types become a Decision, the others an AgentMemory."""
     return _merge(request, project, entry_id)
 
 
 @api.post(
-    INBOX + "/{entry_id}/promote", response={201: MergeOut, **ERRORS}, tags=["inbox"], exclude_none=True
+    INBOX + "/{entry_id}/promote", response={201: MergeOut, **WRITE_ERRORS}, tags=["inbox"], exclude_none=True
 )
 def promote_entry(request: HttpRequest, project: str, entry_id: int) -> Status:
     """The same as merge."""
     return _merge(request, project, entry_id)
 
 
-@api.post(INBOX + "/{entry_id}/reject", response={200: RejectOut, **ERRORS}, tags=["inbox"])
+@api.post(INBOX + "/{entry_id}/reject", response={200: RejectOut, **WRITE_ERRORS}, tags=["inbox"])
 def reject_entry(
     request: HttpRequest, project: str, entry_id: int, payload: RejectIn | None = None
 ) -> dict[str, Any]:

@@ -15,7 +15,8 @@ from ninja import Status
 
 from ledger import selectors, services
 from ledger.api.base import (
-    DEFAULT_PAGE_SIZE,
+    LIMIT,
+    OFFSET,
     ApiRefusal,
     Caller,
     api,
@@ -24,8 +25,18 @@ from ledger.api.base import (
     page,
     project_caller,
 )
-from ledger.api.routes_inbox import ERRORS
-from ledger.api.shapes import EntryOut, MemoryIn, MemoryOut, MemoryPatchIn, entry_out, memory_out
+from ledger.api.routes_inbox import ERRORS, WRITE_ERRORS
+from ledger.api.shapes import (
+    EntryOut,
+    MemoryIn,
+    MemoryOut,
+    MemoryPatchIn,
+    agent_param,
+    entry_out,
+    filter_param,
+    memory_out,
+    query_param,
+)
 from ledger.models import AgentMemory, Importance, MemoryStatus, MemoryType, Source
 from ledger.values import CROSS_TEAM_TAG, InvalidValue, normalize_tags
 
@@ -37,14 +48,14 @@ def search_memory(
     request: HttpRequest,
     project: str,
     response: HttpResponse,
-    type: str | None = None,
-    tags: str | None = None,
-    agent: str | None = None,
-    q: str | None = None,
-    importance: str | None = None,
-    status: str | None = None,
-    limit: int = DEFAULT_PAGE_SIZE,
-    offset: int = 0,
+    type: str | None = filter_param(MemoryType.values),
+    tags: str | None = query_param(),
+    agent: str | None = agent_param(),
+    q: str | None = query_param(),
+    importance: str | None = filter_param(Importance.values),
+    status: str | None = filter_param(MemoryStatus.values, all_ok=True),
+    limit: int = LIMIT,
+    offset: int = OFFSET,
 ) -> list[dict[str, Any]]:
     """Project-wide search, newest first: `tags` matches whole tags (any of them), `q` the text."""
     caller = project_caller(request, project)
@@ -70,11 +81,11 @@ def list_agent_memory(
     project: str,
     name: str,
     response: HttpResponse,
-    type: str | None = None,
-    importance: str | None = None,
-    status: str | None = None,
-    limit: int = DEFAULT_PAGE_SIZE,
-    offset: int = 0,
+    type: str | None = filter_param(MemoryType.values),
+    importance: str | None = filter_param(Importance.values),
+    status: str | None = filter_param(MemoryStatus.values, all_ok=True),
+    limit: int = LIMIT,
+    offset: int = OFFSET,
 ) -> list[dict[str, Any]]:
     caller = project_caller(request, project)
     qs = selectors.memories_search(
@@ -88,7 +99,7 @@ def list_agent_memory(
     return [memory_out(m) for m in page(qs, response, limit, offset)]
 
 
-@api.post(AGENT_MEMORY, response={201: MemoryOut, 202: EntryOut, **ERRORS}, tags=["memory"])
+@api.post(AGENT_MEMORY, response={201: MemoryOut, 202: EntryOut, **WRITE_ERRORS}, tags=["memory"])
 def record_memory(request: HttpRequest, project: str, name: str, payload: MemoryIn) -> Status:
     """An agent records memory for itself; a coordinator for any agent (the memory says who injected it).
 
@@ -160,7 +171,7 @@ def get_memory(request: HttpRequest, project: str, name: str, memory_id: int) ->
     return memory_out(_memory(caller, name, memory_id))
 
 
-@api.patch(AGENT_MEMORY + "/{memory_id}", response={200: MemoryOut, **ERRORS}, tags=["memory"])
+@api.patch(AGENT_MEMORY + "/{memory_id}", response={200: MemoryOut, **WRITE_ERRORS}, tags=["memory"])
 def patch_memory(
     request: HttpRequest, project: str, name: str, memory_id: int, payload: MemoryPatchIn
 ) -> dict[str, Any]:

@@ -11,25 +11,28 @@ from typing import Any
 
 from django.http import HttpRequest
 from ninja import Status
-from pydantic import StrictBool, StrictStr
+from pydantic import Field, StrictBool, StrictStr
 
 from ledger import mirror
 from ledger.api.base import api, invalid, project_caller
-from ledger.api.routes_inbox import ERRORS
-from ledger.api.shapes import In
+from ledger.api.routes_inbox import WRITE_ERRORS
+from ledger.api.shapes import AGENT_NAME, NOT_BLANK, In, stated
 from ledger.models import MirrorKind
-from ledger.scribe import scribe_run
+from ledger.scribe import OUTCOME_MAX_LENGTH, scribe_run
+from ledger.services import RUN_ID_MAX_LENGTH
 
 
 class ScribeIn(In):
-    agent_name: StrictStr | None = None
-    run_id: StrictStr
-    started_at: StrictStr
-    outcome: StrictStr = "completed"
+    agent_name: StrictStr | None = Field(None, json_schema_extra=stated(**AGENT_NAME))
+    run_id: StrictStr = Field(
+        json_schema_extra=stated(minLength=1, maxLength=RUN_ID_MAX_LENGTH, pattern=NOT_BLANK)
+    )
+    started_at: StrictStr = Field(json_schema_extra={"format": "date-time"})
+    outcome: StrictStr = Field("completed", json_schema_extra=stated(maxLength=OUTCOME_MAX_LENGTH))
     approved: StrictBool = False
 
 
-@api.post("/projects/{project}/scribe", response={200: dict[str, Any], **ERRORS}, tags=["scribe"])
+@api.post("/projects/{project}/scribe", response={200: dict[str, Any], **WRITE_ERRORS}, tags=["scribe"])
 def run_scribe(request: HttpRequest, project: str, payload: ScribeIn) -> dict[str, Any]:
     """After a run: merge its learnings, list its decisions for review, note it in the session."""
     caller = project_caller(request, project)
@@ -63,7 +66,7 @@ def _mirror(request: HttpRequest, project: str, kind: str) -> Status:
 
 @api.post(
     "/projects/{project}/memory/export",
-    response={200: dict[str, Any], 503: dict[str, Any], **ERRORS},
+    response={200: dict[str, Any], 503: dict[str, Any], **WRITE_ERRORS},
     tags=["mirror"],
 )
 def export_mirror(request: HttpRequest, project: str) -> Status:
@@ -73,7 +76,7 @@ def export_mirror(request: HttpRequest, project: str) -> Status:
 
 @api.post(
     "/projects/{project}/memory/import",
-    response={200: dict[str, Any], 503: dict[str, Any], **ERRORS},
+    response={200: dict[str, Any], 503: dict[str, Any], **WRITE_ERRORS},
     tags=["mirror"],
 )
 def import_mirror(request: HttpRequest, project: str) -> Status:

@@ -8,15 +8,15 @@ from django.http import HttpRequest, HttpResponse
 from ninja import Status
 
 from ledger import selectors, services
-from ledger.api.base import DEFAULT_PAGE_SIZE, ApiRefusal, api, page, project_caller
-from ledger.api.routes_inbox import ERRORS
+from ledger.api.base import LIMIT, OFFSET, ApiRefusal, api, page, project_caller
+from ledger.api.routes_inbox import ERRORS, WRITE_ERRORS
 from ledger.api.shapes import SessionIn, SessionOut, SessionPatchIn, session_out
 from ledger.models import Session
 
 SESSIONS = "/projects/{project}/sessions"
 
 
-@api.post(SESSIONS, response={201: SessionOut, **ERRORS}, tags=["sessions"])
+@api.post(SESSIONS, response={201: SessionOut, **WRITE_ERRORS}, tags=["sessions"])
 def start_session(request: HttpRequest, project: str, payload: SessionIn) -> Status:
     """Start a session; every other open session of the project is closed. 409 on a reused session_id."""
     caller = project_caller(request, project)
@@ -36,8 +36,8 @@ def list_sessions(
     request: HttpRequest,
     project: str,
     response: HttpResponse,
-    limit: int = DEFAULT_PAGE_SIZE,
-    offset: int = 0,
+    limit: int = LIMIT,
+    offset: int = OFFSET,
 ) -> list[dict[str, Any]]:
     caller = project_caller(request, project)
     qs = Session.objects.filter(project=caller.project).order_by("-started_at", "-id")
@@ -53,7 +53,7 @@ def current_session(request: HttpRequest, project: str) -> dict[str, Any]:
     return session_out(session)
 
 
-@api.patch(SESSIONS + "/current", response={200: SessionOut, **ERRORS}, tags=["sessions"])
+@api.patch(SESSIONS + "/current", response={200: SessionOut, **WRITE_ERRORS}, tags=["sessions"])
 def update_current_session(request: HttpRequest, project: str, payload: SessionPatchIn) -> dict[str, Any]:
     """Update the open session: `summary` replaces, `summary_append` adds a line, `end: true` closes it."""
     caller = project_caller(request, project)

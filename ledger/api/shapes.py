@@ -2,13 +2,98 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime
-from typing import Any
+from typing import Annotated, Any
 
-from ninja import Schema
-from pydantic import BaseModel, ConfigDict, StrictBool, StrictInt, StrictStr, model_validator
+from ninja import Query, Schema
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr, model_validator
 
-from ledger.models import AgentMemory, Decision, InboxEntry, Session
+from ledger.models import (
+    AgentMemory,
+    Decision,
+    DecisionStatus,
+    DecisionType,
+    EntryType,
+    Importance,
+    InboxEntry,
+    MemoryStatus,
+    MemoryType,
+    Session,
+)
+from ledger.services import RUN_ID_MAX_LENGTH, SESSION_ID_MAX_LENGTH, TITLE_MAX_LENGTH
+from ledger.values import AGENT_NAME_MAX_LENGTH, MAX_TAGS, TAG_MAX_LENGTH
+
+# ---------------------------------------------------------------------------------------------
+# The rules of each field, stated in the OpenAPI schema so that a client (or a generator of test
+# requests) knows which requests are valid. They are only stated: the services enforce them, with
+# the messages and the 400 shape that every other entry point shares, so stating a rule here never
+# changes which requests are accepted.
+
+JsonSchema = dict[str, Any]
+
+
+def stated(**rules: Any) -> Callable[[JsonSchema], None]:
+    """`json_schema_extra` that adds `rules` to a field's schema: to its non-null branch when it is
+    nullable, to each branch when the rule fits that branch's type (a string or an array)."""
+
+    def extra(schema: JsonSchema) -> None:
+        branches = [b for b in schema.get("anyOf", [schema]) if b.get("type") != "null"]
+        for branch in branches:
+            kind = branch.get("type")
+            for key, value in rules.items():
+                if key in _RULES_FOR.get(kind, {key}):
+                    branch[key] = value
+
+    return extra
+
+
+def stated_param(**rules: Any) -> Callable[[JsonSchema], None]:
+    """The same for a query parameter: a query string cannot carry null, so the null branch goes."""
+
+    def extra(schema: JsonSchema) -> None:
+        branches = [b for b in schema.pop("anyOf", []) if b.get("type") != "null"]
+        if branches:
+            schema.update(branches[0])
+        if "default" in schema and schema["default"] is None:
+            del schema["default"]
+        schema.update(rules)
+
+    return extra
+
+
+_RULES_FOR: dict[str, set[str]] = {
+    "string": {"enum", "minLength", "maxLength", "pattern"},
+    "array": {"minItems", "maxItems", "items"},
+}
+
+# Not blank: at least one character that is not white space (the services trim, then refuse empty).
+NOT_BLANK = r"\S"
+AGENT_NAME: JsonSchema = {"minLength": 1, "maxLength": AGENT_NAME_MAX_LENGTH, "pattern": NOT_BLANK}
+TAG_LIST: JsonSchema = {
+    "maxItems": MAX_TAGS,
+    "items": {"type": "string", "maxLength": TAG_MAX_LENGTH, "pattern": "^[^,]*$"},
+}
+
+
+def query_param(default: Any = None, **rules: Any) -> Any:
+    """A query parameter with `rules` stated (ninja's `Query` has no `json_schema_extra` argument)."""
+    param = Query(default)
+    param.json_schema_extra = stated_param(**rules)
+    return param
+
+
+def filter_param(values: list[str], *, all_ok: bool = False) -> Any:
+    """An optional query filter that takes one of `values` (and `all` where it lists every status)."""
+    return query_param(enum=[*values, *(["all"] if all_ok else [])])
+
+
+def agent_param(default: Any = None) -> Any:
+    return query_param(default, **AGENT_NAME)
+
+
+def _field(default: Any = ..., **rules: Any) -> Any:
+    return Field(default, json_schema_extra=stated(**rules))
 
 
 class In(BaseModel):
@@ -42,60 +127,61 @@ def _json_type(value: Any) -> str:
     return type(value).__name__
 
 
-Tags = StrictStr | list[StrictStr] | None
+# A list of tags, or one string of comma-separated tags.
+Tags = Annotated[StrictStr | list[StrictStr] | None, Field(json_schema_extra=stated(**TAG_LIST))]
 
 
 class EntrySubmitIn(In):
-    agent_name: StrictStr | None = None
-    slug: StrictStr
-    type: StrictStr
-    title: StrictStr = ""
-    content: StrictStr
+    agent_name: StrictStr | None = _field(None, **AGENT_NAME)
+    slug: StrictStr = _field(pattern="[A-Za-z0-9]")
+    type: StrictStr = _field(enum=EntryType.values)
+    title: StrictStr = _field("", maxLength=TITLE_MAX_LENGTH)
+    content: StrictStr = _field(minLength=1, pattern=NOT_BLANK)
     rationale: StrictStr = ""
     tags: Tags = None
-    importance: StrictStr | None = None
-    run_id: StrictStr = ""
+    importance: StrictStr | None = _field(None, enum=Importance.values)
+    run_id: StrictStr = _field("", maxLength=RUN_ID_MAX_LENGTH)
 
 
 class RejectIn(In):
-    reason: StrictStr = ""
+    reason: StrictStr = _field("", maxLength=10_000)
 
 
 class DecisionCreateIn(In):
-    agent_name: StrictStr
-    type: StrictStr
-    title: StrictStr
-    content: StrictStr
+    agent_name: StrictStr = _field(**AGENT_NAME)
+    type: StrictStr = _field(enum=DecisionType.values)
+    title: StrictStr = _field(minLength=1, maxLength=TITLE_MAX_LENGTH, pattern=NOT_BLANK)
+    content: StrictStr = _field(minLength=1, pattern=NOT_BLANK)
     rationale: StrictStr = ""
     tags: Tags = None
     supersedes: list[StrictInt] = []
 
 
 class DecisionPatchIn(In):
-    title: StrictStr | None = None
-    content: StrictStr | None = None
+    title: StrictStr | None = _field(None, minLength=1, maxLength=TITLE_MAX_LENGTH, pattern=NOT_BLANK)
+    content: StrictStr | None = _field(None, minLength=1, pattern=NOT_BLANK)
     rationale: StrictStr | None = None
-    status: StrictStr | None = None
+    status: StrictStr | None = _field(None, enum=DecisionStatus.values)
     superseded_by_id: StrictInt | None = None
 
 
 class MemoryIn(In):
-    type: StrictStr
-    importance: StrictStr | None = None
-    content: StrictStr
+    type: StrictStr = _field(enum=MemoryType.values)
+    importance: StrictStr | None = _field(None, enum=Importance.values)
+    content: StrictStr = _field(minLength=1, pattern=NOT_BLANK)
     tags: Tags = None
-    session_id: StrictStr = ""
+    session_id: StrictStr = _field("", maxLength=SESSION_ID_MAX_LENGTH)
 
 
 class MemoryPatchIn(In):
-    content: StrictStr | None = None
-    importance: StrictStr | None = None
+    content: StrictStr | None = _field(None, minLength=1, pattern=NOT_BLANK)
+    importance: StrictStr | None = _field(None, enum=Importance.values)
     tags: Tags = None
-    status: StrictStr | None = None
+    status: StrictStr | None = _field(None, enum=MemoryStatus.values)
 
 
 class SessionIn(In):
-    session_id: StrictStr | None = None
+    session_id: StrictStr | None = _field(None, maxLength=SESSION_ID_MAX_LENGTH)
     focus_area: StrictStr = ""
     active_issues: list[StrictStr] = []
     summary: StrictStr = ""

@@ -4,18 +4,17 @@ context, a retryable answer to a lost Scribe race, and a per-agent write rate (S
 from __future__ import annotations
 
 import json
-import threading
 import time
 from collections import Counter
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from django.db import connection
 from django.test import Client
 
 from ledger import services
 from ledger.models import EntryStatus, InboxEntry, Session
 from ledger.values import MAX_TAGS, InvalidValue, normalize_tags
+from tests.threads import race
 
 ENTRY = {"slug": "use-postgres", "type": "architectural", "content": "Use PostgreSQL."}
 
@@ -211,27 +210,6 @@ def test_zero_turns_the_limit_off(project, alice, settings):
 
 
 # --- a Scribe run that loses a race ---------------------------------------------------------------
-
-
-def race(workers):
-    barrier = threading.Barrier(len(workers))
-    results = [None] * len(workers)
-
-    def run(i, work):
-        try:
-            barrier.wait()
-            results[i] = work()
-        except Exception as exc:  # a crash is a result the test asserts on
-            results[i] = exc
-        finally:
-            connection.close()
-
-    threads = [threading.Thread(target=run, args=(i, w)) for i, w in enumerate(workers)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(timeout=120)
-    return results
 
 
 @pytest.mark.concurrency

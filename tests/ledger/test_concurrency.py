@@ -5,17 +5,16 @@ Runs on SQLite (a file database in WAL mode) and on PostgreSQL alike.
 
 from __future__ import annotations
 
-import threading
 from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
 import pytest
-from django.db import connection
 from django.test import Client
 
 from ledger import services
 from ledger.models import AgentMemory, Decision, InboxEntry, Project
+from tests.threads import race
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.concurrency]
 
@@ -26,28 +25,6 @@ WRITERS = 12
 def live_project(transactional_db: None) -> Project:
     project, _ = services.project_create_or_update(slug="race", name="Race")
     return project
-
-
-def race(workers: list[Callable[[], Any]]) -> list[Any]:
-    """Start every worker at the same instant; each uses (and closes) its own DB connection."""
-    barrier = threading.Barrier(len(workers))
-    results: list[Any] = [None] * len(workers)
-
-    def run(i: int, work: Callable[[], Any]) -> None:
-        try:
-            barrier.wait()
-            results[i] = work()
-        except Exception as exc:  # a crash is a result the test asserts on
-            results[i] = exc
-        finally:
-            connection.close()
-
-    threads = [threading.Thread(target=run, args=(i, w)) for i, w in enumerate(workers)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(timeout=120)
-    return results
 
 
 def _submitter(secret: str, n: int) -> Callable[[], Any]:

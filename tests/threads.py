@@ -1,0 +1,31 @@
+"""Real threads racing on the database, for the concurrency tests."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from django.db import connection
+
+
+def race(workers: list[Callable[[], Any]]) -> list[Any]:
+    """Start every worker at the same instant; each uses (and closes) its own DB connection."""
+    barrier = threading.Barrier(len(workers))
+    results: list[Any] = [None] * len(workers)
+
+    def run(i: int, work: Callable[[], Any]) -> None:
+        try:
+            barrier.wait()
+            results[i] = work()
+        except Exception as exc:  # a crash is a result the test asserts on
+            results[i] = exc
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=run, args=(i, w)) for i, w in enumerate(workers)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=120)
+    return results

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from contextlib import suppress
 from dataclasses import dataclass
 
-from django.db.models import F, Value
+from django.db.models import F, Q, Value
 from django.db.models.functions import Concat
 from django.utils import timezone
 
@@ -31,6 +31,7 @@ from ledger.models import (
     Decision,
     EntryStatus,
     InboxEntry,
+    MemoryStatus,
     MirrorFile,
     Project,
     Session,
@@ -75,7 +76,8 @@ def targets(project: Project, layout: Layout, files: dict[str, MirrorFile]) -> l
     ]
     memories = list(
         AgentMemory.objects.filter(project=project)
-        .exclude(status="archived", source__in=[s for s in Source.values if s != Source.IMPORT])
+        # Archived memories are gone from the files, except the lines the team wrote (adopted ones).
+        .exclude(Q(status=MemoryStatus.ARCHIVED) & ~Q(source=Source.IMPORT))
         .select_related("agent")
         .order_by("created_at", "id")
     )

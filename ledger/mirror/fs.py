@@ -270,25 +270,6 @@ class Workspace:
         finally:
             os.close(fd)
 
-    def mode(self, relative: str) -> int | None:
-        """Return the permission bits (0o777 part) of the regular file `relative`, None when absent.
-
-        Raises UnsafePath for a link on the way or at the end, or a non-regular file.
-        """
-        st = self._lstat(relative)
-        if st is None:
-            return None
-        if not stat.S_ISREG(st.st_mode):
-            raise UnsafePath(f"{relative!r} is {_kind_of(st)}, not a regular file")
-        return st.st_mode & 0o777
-
-    def exists(self, relative: str) -> bool:
-        """Return whether a regular file is at `relative`; False for a link there or on the way.
-
-        Raises UnsafePath only for `..`, `.`, empty parts or an absolute path.
-        """
-        return self.kind(relative) == "file"
-
     def write(self, relative: str, data: bytes) -> None:
         """Replace (or create) the file `relative` with `data`, atomically.
 

@@ -25,6 +25,7 @@ from ledger.models import (
     Decision,
     DecisionStatus,
     InboxEntry,
+    MemoryStatus,
     MemoryType,
     Session,
     Source,
@@ -173,7 +174,7 @@ def memory_text(memory: AgentMemory) -> str:
 
 def _shown(memory: AgentMemory) -> bool:
     """Canon's own memories leave the file when archived; a line the team wrote never does."""
-    return memory.status == "active" or (memory.source == Source.IMPORT and bool(memory.markdown))
+    return memory.status == MemoryStatus.ACTIVE or (memory.source == Source.IMPORT and bool(memory.markdown))
 
 
 def render_history(
@@ -208,7 +209,7 @@ def render_history(
     additions: dict[int, list[str]] = {}
     new_sections: dict[str, list[str]] = {}
     for memory in memories:
-        if key(memory) in ever or memory.status != "active":
+        if key(memory) in ever or memory.status != MemoryStatus.ACTIVE:
             continue
         ever.add(key(memory))
         text = memory_text(memory)
@@ -271,7 +272,8 @@ def render_now(session: Session, *, base: str | None) -> str:
     values = {"focus_area": session.focus_area, "active_issues": list(session.active_issues)}
     if base is not None and body is not None and all(meta.get(k) == v for k, v in values.items()):
         return base
-    meta = {"updated_at": session.updated_at.isoformat(), **{k: v for k, v in meta.items()}, **values}
+    # `updated_at` first, then the team's own keys in their order, then the focus and issues.
+    meta = {"updated_at": None, **meta, **values}
     meta["updated_at"] = session.updated_at.isoformat()
     if body is None:
         body = f"\n# What We're Focused On\n\n{session.focus_area.strip()}\n"
@@ -319,7 +321,7 @@ def render_boundaries(decisions: Sequence[Decision]) -> str:
 def render_patterns(memories: Sequence[AgentMemory]) -> str:
     lines = ["# Patterns\n"]
     for memory in memories:
-        if memory.type == MemoryType.PATTERN and memory.status == "active":
+        if memory.type == MemoryType.PATTERN and memory.status == MemoryStatus.ACTIVE:
             heading = f"### {one_line(memory.agent.name)} {memory.created_at:%Y-%m-%d}"
             lines.append(f"{heading}\n{block(memory.content.strip())}\n")
     return "\n".join(lines)

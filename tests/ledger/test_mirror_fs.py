@@ -316,37 +316,7 @@ def test_remove_refuses_dot_dot_dot_empty_and_absolute_paths(ws: fs.Workspace, r
         ws.remove(relative)
 
 
-# -- mode, exists, kind, files, folders -------------------------------------------------------------
-
-
-def test_mode_returns_the_permission_bits(root: Path, ws: fs.Workspace) -> None:
-    (root / "a.md").write_bytes(b"x")
-    os.chmod(root / "a.md", 0o640)
-    assert ws.mode("a.md") == 0o640
-
-
-def test_mode_of_an_absent_file_is_none(ws: fs.Workspace) -> None:
-    assert ws.mode("a.md") is None
-
-
-def test_mode_refuses_a_link(root: Path, outside: Path, ws: fs.Workspace) -> None:
-    (outside / "t.md").write_bytes(b"x")
-    (root / "a.md").symlink_to(outside / "t.md")
-    with pytest.raises(fs.UnsafePath):
-        ws.mode("a.md")
-
-
-def test_exists_is_true_for_a_regular_file_only(root: Path, outside: Path, ws: fs.Workspace) -> None:
-    (root / "a.md").write_bytes(b"x")
-    (outside / "t.md").write_bytes(b"x")
-    (root / "link.md").symlink_to(outside / "t.md")
-    (root / "dir.md").mkdir()
-    assert [ws.exists(name) for name in ("a.md", "link.md", "dir.md", "none.md")] == [
-        True,
-        False,
-        False,
-        False,
-    ]
+# -- kind, files, folders -------------------------------------------------------------
 
 
 def test_kind_tells_file_dir_link_other_and_absent(root: Path, outside: Path, ws: fs.Workspace) -> None:
@@ -369,23 +339,10 @@ def test_kind_of_a_path_through_a_file_is_other(root: Path, ws: fs.Workspace) ->
     assert ws.kind("docs/a.md") == "other"
 
 
-def test_exists_is_false_through_a_linked_folder(root: Path, outside: Path, ws: fs.Workspace) -> None:
-    (outside / "a.md").write_bytes(b"x")
-    (root / "docs").symlink_to(outside)
-    assert ws.exists("docs/a.md") is False
-
-
 @pytest.mark.parametrize("relative", UNSAFE_PATHS)
 def test_kind_refuses_dot_dot_dot_empty_and_absolute_paths(ws: fs.Workspace, relative: str) -> None:
     with pytest.raises(fs.UnsafePath):
         ws.kind(relative)
-
-
-def test_mode_refuses_a_link_as_a_folder_on_the_way(root: Path, outside: Path, ws: fs.Workspace) -> None:
-    (outside / "a.md").write_bytes(b"x")
-    (root / "docs").symlink_to(outside)
-    with pytest.raises(fs.UnsafePath):
-        ws.mode("docs/a.md")
 
 
 def test_files_lists_sorted_names_with_the_suffix_links_included(

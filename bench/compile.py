@@ -31,7 +31,7 @@ def seed() -> object:
     from django.utils import timezone
 
     from ledger import services
-    from ledger.context import decision_block
+    from ledger.blocks import decision_block
     from ledger.models import Agent, AgentMemory, Decision, Session
     from ledger.tokens import count_tokens
 
@@ -121,7 +121,8 @@ def floor_compile(
     raw, engine: str, project_id: int, agent_id: int, key: str, max_items: int, max_tokens: int
 ) -> str:
     """The same selection and text in the fewest hand-written queries, through the bare driver."""
-    from ledger.context import BOUNDARIES_HEADING, _decision_text, memory_line
+    from ledger.blocks import decision_text, memory_line
+    from ledger.context import BOUNDARIES_HEADING
 
     mark = "?" if engine == "sqlite" else "%s"
     cur = raw.cursor()
@@ -133,7 +134,7 @@ def floor_compile(
         (project_id,),
     )
     sections = []
-    blocks = [_decision_text(*row) for row in cur.fetchall()]
+    blocks = [decision_text(*row) for row in cur.fetchall()]
     if blocks:
         sections.append(BOUNDARIES_HEADING + "\n\n" + "\n\n".join(blocks))
     sql = FLOOR_MEMORY_SQL.format(p=mark, limit=max(2 * max_items, 50))

@@ -45,7 +45,7 @@ def seed() -> dict[str, object]:
     from django.utils import timezone
 
     from ledger import services
-    from ledger.context import decision_block
+    from ledger.blocks import decision_block
     from ledger.models import (
         Agent,
         AgentMemory,

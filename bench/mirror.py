@@ -28,7 +28,7 @@ WORDS = "cache retry index token budget schema lock queue deploy review merge ag
 
 def seed(workspace: Path) -> object:
     from ledger import services
-    from ledger.context import decision_block
+    from ledger.blocks import decision_block
     from ledger.models import Agent, AgentMemory, Decision, InboxEntry
     from ledger.tokens import count_tokens
 

@@ -71,7 +71,6 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "whitenoise.runserver_nostatic",
     "django.contrib.staticfiles",
-    "django.contrib.humanize",
     "ninja",
     "django_htmx",
     "template_partials",
@@ -192,7 +191,6 @@ LOGOUT_REDIRECT_URL = "login"
 
 # Request bodies over 1 MiB are refused with 413 (API) or 400 (forms).
 DATA_UPLOAD_MAX_MEMORY_SIZE = 1024 * 1024
-CANON_MAX_BODY_BYTES = 1024 * 1024
 
 SESSION_COOKIE_HTTPONLY = True
 SESSION_COOKIE_SECURE = env_bool("DJANGO_SECURE_COOKIES", False)
@@ -235,7 +233,7 @@ CANON_AGENT_WRITES_PER_MINUTE = env_int("CANON_AGENT_WRITES_PER_MINUTE", 120)
 # Django's default cache, spelled out: local memory, so each process counts its own writes.
 CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "canon"}}
 
-# Context compiler defaults (SPEC §4), overridable per call.
+# Context compiler defaults (docs/compiler.md), overridable per call.
 CANON_CONTEXT_MAX_ITEMS = env_int("CANON_CONTEXT_MAX_ITEMS", 20)
 CANON_CONTEXT_MAX_TOKENS = env_int("CANON_CONTEXT_MAX_TOKENS", 4000)
 

@@ -1,4 +1,4 @@
-"""The context compiler (SPEC §4): what an agent is told before each turn.
+"""The context compiler (docs/compiler.md): what an agent is told before each turn.
 
 Three layers, in this order:
 
@@ -42,16 +42,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.conf import settings
-from django.db import connection, transaction
+from django.db import connection
 
+from ledger.blocks import decision_text, memory_line, session_block
 from ledger.models import (
-    Compilation,
-    Decision,
-    MemoryType,
     Project,
     Session,
 )
-from ledger.untrusted import block, one_line
+from ledger.services import compilation_record
 from ledger.values import InvalidValue, agent_key
 
 logger = logging.getLogger("canon.context")
@@ -64,54 +62,6 @@ MEMORY_HEADING = "## Memory"
 SESSION_HEADING = "## Current Session"
 MAX_ITEMS_LIMIT = 200
 MAX_TOKENS_LIMIT = 100_000
-
-
-# ---------------------------------------------------------------------------------------------
-# Text format
-
-
-def decision_block(decision: Decision) -> str:
-    """One boundary as it appears under '## Boundaries and Decisions'."""
-    return _decision_text(
-        decision.title, decision.type, decision.agent.name, decision.content, decision.rationale
-    )
-
-
-def _decision_text(title: str, type_: str, agent: str, content: str, rationale: str) -> str:
-    lines = [f"### {one_line(title)}", f"**Type:** {type_} | **Decided by:** {one_line(agent)}"]
-    content = block(content)
-    if content:
-        lines.append(content)
-    rationale = block(rationale)
-    if rationale:
-        lines.append(f"> **Rationale:** {rationale}")
-    return "\n".join(lines)
-
-
-def session_block(session: Session) -> str:
-    """The body of '## Current Session' (without its heading); empty lines left out."""
-    lines = []
-    focus_area = block(session.focus_area)
-    if focus_area:
-        lines.append(f"**Focus:** {focus_area}")
-    issues = [issue for issue in map(one_line, session.active_issues) if issue]
-    if issues:
-        lines.append(f"**Active issues:** {', '.join(issues)}")
-    summary = block(session.summary)
-    if summary:
-        lines.append(f"**Summary:** {summary}")
-    return "\n".join(lines)
-
-
-def memory_line(*, type_: str, content: str, own: bool, agent_name: str) -> str:
-    """One memory under '## Memory': its content under the bullet, further lines indented."""
-    if type_ == MemoryType.CORE_CONTEXT:
-        label = "core"
-    elif own:
-        label = type_
-    else:
-        label = f"{type_} from {one_line(agent_name)}"
-    return f"- [{label}] {block(content)}"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -139,16 +89,19 @@ class CompiledContext:
     error: str | None = None
     compilation_id: int | None = None
 
+    def layers(self) -> dict[str, dict[str, Any]]:
+        return {
+            "boundaries": self.boundaries.as_dict(),
+            "memory": self.memory.as_dict(),
+            "session": self.session.as_dict(),
+        }
+
     def as_dict(self) -> dict[str, Any]:
         body: dict[str, Any] = {
             "text": self.text,
             "tokens": self.tokens,
             "sha256": self.sha256,
-            "layers": {
-                "boundaries": self.boundaries.as_dict(),
-                "memory": self.memory.as_dict(),
-                "session": self.session.as_dict(),
-            },
+            "layers": self.layers(),
             "skipped": list(self.skipped),
         }
         if self.error is not None:
@@ -174,9 +127,21 @@ def compile(
         budget = settings.CANON_CONTEXT_MAX_TOKENS if max_tokens is None else max_tokens
         result = _compile(project, agent_key(agent), child=child, max_items=items, max_tokens=budget)
         if run_id:
-            result.compilation_id = _record(
-                project, agent, result, run_id=run_id, child=child, max_items=items, max_tokens=budget
-            )
+            result.compilation_id = compilation_record(
+                project=project,
+                agent_name=agent,
+                run_id=run_id,
+                child=child,
+                text=result.text or "",
+                sha256=result.sha256 or "",
+                tokens=result.tokens,
+                layers=result.layers(),
+                decision_ids=result.boundaries.ids,
+                memory_ids=result.memory.ids,
+                skipped_ids=result.skipped,
+                max_items=items,
+                max_tokens=budget,
+            ).pk
         return result
     except Exception as exc:
         logger.exception("context compile failed for %s/%s (run %s)", project.slug, agent, run_id)
@@ -241,7 +206,7 @@ def _compile(project: Project, key: str, *, child: bool, max_items: int, max_tok
         cursor.execute(BOUNDARIES_SQL, [project.pk])
         blocks = []
         for pk, title, type_, agent_name, content, rationale, tokens in cursor.fetchall():
-            blocks.append(_decision_text(title, type_, agent_name, content, rationale))
+            blocks.append(decision_text(title, type_, agent_name, content, rationale))
             result.boundaries.ids.append(pk)
             result.boundaries.tokens += tokens
         if blocks:
@@ -306,96 +271,3 @@ def _select_memories(
         limit *= 4
     result.memory.ids, result.memory.tokens, result.skipped = taken, spent, skipped
     return lines
-
-
-# ---------------------------------------------------------------------------------------------
-# The audit record
-
-
-def _record(
-    project: Project,
-    agent: str,
-    result: CompiledContext,
-    *,
-    run_id: str,
-    child: bool,
-    max_items: int,
-    max_tokens: int,
-) -> int:
-    from ledger.services import agent_get_or_create
-
-    with transaction.atomic():
-        compilation = Compilation.objects.create(
-            project=project,
-            agent=agent_get_or_create(project=project, name=agent),
-            run_id=run_id[:200],
-            child=child,
-            text=result.text or "",
-            sha256=result.sha256 or "",
-            tokens=result.tokens,
-            layers={
-                "boundaries": result.boundaries.as_dict(),
-                "memory": result.memory.as_dict(),
-                "session": result.session.as_dict(),
-            },
-            session_id=result.session.ids[0] if result.session.ids else None,
-            skipped_ids=list(result.skipped),
-            max_items=max_items,
-            max_tokens=max_tokens,
-        )
-        if result.boundaries.ids:
-            Compilation.decisions.through.objects.bulk_create(
-                [
-                    Compilation.decisions.through(compilation_id=compilation.pk, decision_id=pk)
-                    for pk in result.boundaries.ids
-                ]
-            )
-        if result.memory.ids:
-            Compilation.memories.through.objects.bulk_create(
-                [
-                    Compilation.memories.through(compilation_id=compilation.pk, agentmemory_id=pk)
-                    for pk in result.memory.ids
-                ]
-            )
-    return compilation.pk
-
-
-def what_was_told(project: Project, agent: str, run_id: str) -> list[Compilation]:
-    """What agent X was told in run R: every compilation recorded for it, oldest first."""
-    try:
-        key = agent_key(agent)
-    except InvalidValue:
-        return []
-    return list(
-        Compilation.objects.filter(project=project, agent__key=key, run_id=run_id)
-        .select_related("agent", "session")
-        .prefetch_related("decisions", "memories")
-        .order_by("created_at", "id")
-    )
-
-
-def runs_told_decision(decision: Decision, limit: int | None = None) -> list[tuple[str, str]]:
-    """Which runs were told decision D: distinct (agent name, run id) pairs, oldest compile first.
-
-    Every compile records the boundaries it told, so a long-lived one is in thousands of compilations:
-    with `limit`, they are read a batch at a time until that many pairs are found (usually one batch).
-    """
-    rows = (
-        Compilation.objects.filter(decisions=decision)
-        .order_by("created_at", "id")
-        .values_list("agent__name", "run_id")
-    )
-    seen: dict[tuple[str, str], None] = {}
-    if limit is None:
-        for pair in rows:
-            seen.setdefault(pair, None)
-        return list(seen)
-    batch, start = 2 * limit, 0
-    while len(seen) < limit:
-        chunk = list(rows[start : start + batch])
-        for pair in chunk:
-            seen.setdefault(pair, None)
-        if len(chunk) < batch:
-            break
-        start += batch
-    return list(seen)[:limit]

@@ -1,10 +1,12 @@
-"""The ledger's state and the constraints the database enforces (SPEC §1-2).
+"""The ledger's state and the constraints the database enforces (docs/ledger.md).
 
 Rules that involve more than one row live in `ledger.services`; here are the fields, the
 value sets (each backed by a named check constraint) and the uniqueness the database decides.
 """
 
 from __future__ import annotations
+
+import hashlib
 
 from django.conf import settings
 from django.db import models
@@ -427,6 +429,11 @@ class ApiToken(models.Model):
 
     def __str__(self) -> str:
         return f"{self.prefix}… ({self.role})"
+
+    @staticmethod
+    def hash_secret(secret: str) -> str:
+        """What is stored of a token's secret, and what a presented secret is looked up by."""
+        return hashlib.sha256(secret.encode("utf-8")).hexdigest()
 
 
 class Compilation(models.Model):

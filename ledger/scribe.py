@@ -1,4 +1,4 @@
-"""The post-run Scribe (SPEC §2): after a run, merge its low-risk learnings and leave decisions for review.
+"""The post-run Scribe (docs/ledger.md): after a run, merge low-risk learnings, leave decisions for review.
 
 In one transaction it merges the agent's pending `learning` / `pattern` / `update` entries created by
 the run (`run_id` equal to the run, or, for entries without a run id, created at or after the run's

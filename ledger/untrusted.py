@@ -1,4 +1,4 @@
-"""Untrusted text shaped for rendering (SPEC §4, "Untrusted text cannot change the shape of the block").
+"""Untrusted text shaped for rendering (docs/compiler.md, "Untrusted text").
 
 Every value an agent wrote or a file brought in passes through here before Canon renders it among its
 own headings and labels. Pure functions, no database; the stored text is never changed, only what is

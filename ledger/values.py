@@ -1,4 +1,4 @@
-"""Normalisation of the values every entry point accepts (SPEC §1).
+"""Normalisation of the values every entry point accepts (docs/ledger.md).
 
 Pure functions, no database: the API, forms, the importer and the services all call these,
 so a slug, a tag or an agent name means the same thing wherever it arrives.

@@ -1,4 +1,4 @@
-"""Who may see and act on which project in the dashboard (SPEC §7).
+"""Who may see and act on which project in the dashboard (docs/dashboard.md).
 
 Members see their projects; coordinators act, viewers read; everyone else gets 404 for everything of
 a project, so its existence does not leak. Superusers see and act on every project.

@@ -1,4 +1,4 @@
-"""The review dashboard: projects, and the inbox coordinators triage (SPEC §7).
+"""The review dashboard: projects, and the inbox coordinators triage (docs/dashboard.md).
 
 Every view checks membership through `review.access`; writes go through `ledger.services`. Actions
 answer an htmx request with the fragment to swap and a plain form post with a redirect back to the

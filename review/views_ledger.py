@@ -1,6 +1,6 @@
 """The dashboard's ledger pages: decisions and their history, memory, sessions, what agents were told,
-and the mirror (SPEC §7). Same rules as `review.views`: access checks first, writes through services,
-post/redirect/get for plain forms.
+and the mirror (docs/dashboard.md). Same rules as `review.views`: access checks first, writes through
+services, post/redirect/get for plain forms.
 """
 
 from __future__ import annotations
@@ -16,7 +16,6 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from ledger import mirror, selectors, services
-from ledger.context import runs_told_decision
 from ledger.models import (
     AgentMemory,
     AuditEvent,
@@ -30,6 +29,7 @@ from ledger.models import (
     MirrorRun,
     Session,
 )
+from ledger.selectors import runs_told_decision
 from review.access import ProjectAccess, project_for_user
 from review.filters import DecisionFilter, MemoryFilter
 from review.inspect import flags

@@ -1,4 +1,4 @@
-"""The agent API (SPEC §3). Each module registers its routes on `api` when imported here."""
+"""The agent API (docs/api.md). Each module registers its routes on `api` when imported here."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The agent API's frame (SPEC §3): the NinjaAPI instance, bearer tokens, who is asking, and errors.
+"""The agent API's frame (docs/api.md): the NinjaAPI instance, bearer tokens, who is asking, and errors.
 
 Route modules (`ledger/api/inbox.py`, …) register on `api` and start each handler with
 `caller = project_caller(request, project)`, then `caller.require_coordinator()` or
@@ -25,7 +25,7 @@ from ninja.security import HttpBearer
 
 from ledger import selectors
 from ledger.models import Agent, ApiToken, Project, TokenRole
-from ledger.services import LedgerError
+from ledger.services import Conflict, Invalid, LedgerError, NotFound, invalid
 from ledger.values import InvalidValue, agent_key
 
 logger = logging.getLogger("canon.api")
@@ -47,20 +47,22 @@ class BearerToken(HttpBearer):
 api = NinjaAPI(
     title="Canon agent API",
     version="1",
-    description="Agents propose decisions and memories; coordinators review them. See SPEC §3.",
+    description=(
+        "Agents propose decisions and memories; coordinators review them. "
+        "Routes, errors and limits in full: docs/api.md in Canon's repository."
+    ),
     auth=BearerToken(),
     urls_namespace="api",
 )
 
 
 class ApiRefusal(Exception):
-    """A refusal with a status and a message for the caller (401/403/404 decided by the frame)."""
+    """A refusal decided by the frame, not the ledger: who is asking (401, 403, 404) or how often (429)."""
 
-    def __init__(self, status: int, message: str, *, details: list[dict[str, str]] | None = None) -> None:
+    def __init__(self, status: int, message: str) -> None:
         super().__init__(message)
         self.status = status
         self.message = message
-        self.details = details or []
 
 
 class RateLimited(ApiRefusal):
@@ -69,11 +71,6 @@ class RateLimited(ApiRefusal):
     def __init__(self, message: str, *, retry_after: int) -> None:
         super().__init__(429, message)
         self.retry_after = retry_after
-
-
-def invalid(field: str, message: str) -> ApiRefusal:
-    """A 400 about one request field (body key, query or path parameter), with `details` like validation."""
-    return ApiRefusal(400, f"{field}: {message}", details=[{"field": field, "message": message}])
 
 
 @dataclass
@@ -182,29 +179,32 @@ def _count_write(project: Project, agent: Agent) -> None:
 
 def _error(request: HttpRequest, status: int, message: str, **extra: Any) -> HttpResponse:
     if status == 400 and not extra.get("details"):
-        # Every 400 carries `details`, the per-field list a client can act on (SPEC §3).
+        # Every 400 carries `details`, the per-field list a client can act on (docs/api.md).
         extra["details"] = [{"field": "body", "message": message}]
     return api.create_response(request, {"error": message, **extra}, status=status)
 
 
 @api.exception_handler(ApiRefusal)
 def _refusal(request: HttpRequest, exc: ApiRefusal) -> HttpResponse:
-    if exc.details:
-        return _error(request, exc.status, exc.message, details=exc.details)
     response = _error(request, exc.status, exc.message)
     if isinstance(exc, RateLimited):
         response["Retry-After"] = str(exc.retry_after)
     return response
 
 
+# What each refusal of the ledger means over HTTP; any other `LedgerError` is a 400.
+STATUS_OF: dict[type[LedgerError], int] = {Invalid: 400, NotFound: 404, Conflict: 409}
+
+
 @api.exception_handler(LedgerError)
 def _ledger_error(request: HttpRequest, exc: LedgerError) -> HttpResponse:
+    status = next((code for cls, code in STATUS_OF.items() if isinstance(exc, cls)), 400)
     extra: dict[str, Any] = {}
     if exc.details:
         extra["details"] = exc.details
-    if getattr(exc, "retryable", False):
+    if isinstance(exc, Conflict) and exc.retryable:
         extra["retryable"] = True
-    return _error(request, exc.status, exc.message, **extra)
+    return _error(request, status, exc.message, **extra)
 
 
 @api.exception_handler(AuthenticationError)

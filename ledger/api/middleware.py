@@ -1,4 +1,4 @@
-"""Keep every answer under /api/ in the API's error shape (SPEC §3)."""
+"""Keep every answer under /api/ in the API's error shape (docs/api.md)."""
 
 from __future__ import annotations
 

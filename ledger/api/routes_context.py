@@ -1,4 +1,4 @@
-"""GET /context: the compiled context block for one agent turn (SPEC §4)."""
+"""GET /context: the compiled context block for one agent turn (docs/compiler.md)."""
 
 from __future__ import annotations
 
@@ -8,10 +8,10 @@ from django.http import HttpRequest
 from ninja import Schema
 
 from ledger import context
-from ledger.api.base import api, invalid, project_caller
+from ledger.api.base import api, project_caller
 from ledger.api.routes_inbox import ERRORS
 from ledger.api.shapes import agent_param, query_param
-from ledger.services import RUN_ID_MAX_LENGTH
+from ledger.services import RUN_ID_MAX_LENGTH, invalid
 from ledger.values import InvalidValue, agent_key
 
 

@@ -1,4 +1,4 @@
-"""Decision routes: read by every agent, written by coordinators (SPEC §2-3)."""
+"""Decision routes: read by every agent, written by coordinators (docs/ledger.md, docs/api.md)."""
 
 from __future__ import annotations
 

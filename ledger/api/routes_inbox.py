@@ -1,4 +1,4 @@
-"""Inbox routes: agents propose, coordinators merge or reject (SPEC §2-3)."""
+"""Inbox routes: agents propose, coordinators merge or reject (docs/ledger.md, docs/api.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Memory routes (SPEC §2-3).
+"""Memory routes (docs/ledger.md, docs/api.md).
 
 Visibility: an agent token reads its own memories and those tagged `cross-team`; a coordinator reads
 all. `GET /agents/{name}/memory` with an agent token for another agent therefore lists only that

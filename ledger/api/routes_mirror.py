@@ -1,4 +1,4 @@
-"""The Scribe and the mirror over HTTP (SPEC §2, §5).
+"""The Scribe and the mirror over HTTP (docs/ledger.md, docs/mirror.md).
 
 A failed export answers 503 with the report (`ok: false` and the error), never a 500; an export that
 wrote most files but had errors for some paths answers 200 with `ok: false` and those errors.
@@ -14,12 +14,12 @@ from ninja import Status
 from pydantic import Field, StrictBool, StrictStr
 
 from ledger import mirror
-from ledger.api.base import api, invalid, project_caller
+from ledger.api.base import api, project_caller
 from ledger.api.routes_inbox import WRITE_ERRORS
 from ledger.api.shapes import AGENT_NAME, NOT_BLANK, In, stated
 from ledger.models import MirrorKind
 from ledger.scribe import OUTCOME_MAX_LENGTH, scribe_run
-from ledger.services import RUN_ID_MAX_LENGTH
+from ledger.services import RUN_ID_MAX_LENGTH, invalid
 
 
 class ScribeIn(In):

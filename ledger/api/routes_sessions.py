@@ -1,4 +1,4 @@
-"""Session routes (SPEC §2-3): at most one open session per project."""
+"""Session routes (docs/ledger.md, docs/api.md): at most one open session per project."""
 
 from __future__ import annotations
 

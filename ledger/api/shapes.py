@@ -1,4 +1,4 @@
-"""Request and response shapes of the agent API (SPEC §3). JSON keys are snake_case everywhere."""
+"""Request and response shapes of the agent API (docs/api.md). JSON keys are snake_case everywhere."""
 
 from __future__ import annotations
 

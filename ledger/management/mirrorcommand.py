@@ -1,6 +1,6 @@
 """What the mirror's cron commands share: choosing projects, progress on a terminal, exit codes.
 
-Exit codes (SPEC §6): 0 success, 1 when anything failed (a skipped file is a warning, not a
+Exit codes (docs/commands.md): 0 success, 1 when anything failed (a skipped file is a warning, not a
 failure), 2 for bad arguments.
 """
 

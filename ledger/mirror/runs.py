@@ -9,7 +9,8 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
-from django.db import close_old_connections, connection
+from django.conf import settings
+from django.db import close_old_connections, connection, transaction
 from django.utils import timezone
 
 from ledger.mirror.adopt import import_project
@@ -103,6 +104,14 @@ _executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="canon-export")
 _queued: set[int] = set()
 _futures: list[Future[None]] = []
 _queue_lock = threading.Lock()
+
+
+def export_after_write(sender: Any, *, project: Project, **kwargs: Any) -> None:
+    """A write changed what `project`'s files show: export it once the write commits."""
+    if not settings.CANON_EXPORT_ON_WRITE or not project.workspace:
+        return
+    project_id = project.pk
+    transaction.on_commit(lambda: export_soon(project_id), robust=True)
 
 
 def export_soon(project_id: int) -> None:

@@ -1,5 +1,5 @@
 """The dashboard in a real browser: sign-in, filters, in-place review with htmx, bulk actions, the
-supersession chain, escaping and the Content-Security-Policy (SPEC §7)."""
+supersession chain, escaping and the Content-Security-Policy (docs/dashboard.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The dashboard with the keyboard, without JavaScript, and in a narrow window (SPEC §7)."""
+"""The dashboard with the keyboard, without JavaScript, and in a narrow window (docs/dashboard.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Who may call what (SPEC §3): 401 without a valid token, 404 for another project, 403 for roles."""
+"""Who may call what (docs/api.md): 401 without a valid token, 404 for another project, 403 for roles."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""GET /context and `manage.py compile_context` (SPEC §4)."""
+"""GET /context and `manage.py compile_context` (docs/compiler.md)."""
 
 from __future__ import annotations
 

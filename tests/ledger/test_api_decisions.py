@@ -1,4 +1,4 @@
-"""Decision routes (SPEC §2-3)."""
+"""Decision routes (docs/ledger.md, docs/api.md)."""
 
 from __future__ import annotations
 

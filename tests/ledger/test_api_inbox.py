@@ -1,4 +1,4 @@
-"""Inbox routes (SPEC §2-3)."""
+"""Inbox routes (docs/ledger.md, docs/api.md)."""
 
 from __future__ import annotations
 

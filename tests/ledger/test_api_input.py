@@ -1,4 +1,4 @@
-"""Bad input gets a 4xx with a message and stores nothing (SPEC §3)."""
+"""Bad input gets a 4xx with a message and stores nothing (docs/api.md)."""
 
 from __future__ import annotations
 

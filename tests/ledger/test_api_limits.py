@@ -1,5 +1,5 @@
 """Limits a caller cannot push past: tag counts, JSON everywhere under /api/, a valid agent for the
-context, a retryable answer to a lost Scribe race, and a per-agent write rate (SPEC §3)."""
+context, a retryable answer to a lost Scribe race, and a per-agent write rate (docs/api.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Memory routes (SPEC §2-3), with the visibility rules."""
+"""Memory routes (docs/ledger.md, docs/api.md), with the visibility rules."""
 
 from __future__ import annotations
 

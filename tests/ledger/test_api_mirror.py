@@ -1,4 +1,4 @@
-"""POST /scribe and POST /memory/export|import (SPEC §2-3, §5)."""
+"""POST /scribe and POST /memory/export|import (docs/ledger.md, docs/api.md, docs/mirror.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Session routes (SPEC §2-3)."""
+"""Session routes (docs/ledger.md, docs/api.md)."""
 
 from __future__ import annotations
 

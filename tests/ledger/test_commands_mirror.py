@@ -1,4 +1,4 @@
-"""import_ledger, export_ledger, sync_ledger and scribe as cron runs them (SPEC §6)."""
+"""import_ledger, export_ledger, sync_ledger and scribe as cron runs them (docs/commands.md)."""
 
 from __future__ import annotations
 

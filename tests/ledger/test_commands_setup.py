@@ -1,4 +1,4 @@
-"""create_project, issue_token and demo (SPEC §6)."""
+"""create_project, issue_token and demo (docs/commands.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The context compiler (SPEC §4)."""
+"""The context compiler (docs/compiler.md)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ledger import context, services, untrusted
+from ledger import context, selectors, services, untrusted
 from ledger.models import Compilation
 from ledger.tokens import count_tokens
 
@@ -272,7 +272,7 @@ def test_what_was_agent_told_in_a_run(full_ledger):
     context.compile(full_ledger, "Alice", run_id="r1")
     context.compile(full_ledger, "Bob", run_id="r1")
     context.compile(full_ledger, "Alice", run_id="r2")
-    told = context.what_was_told(full_ledger, "ALICE", "r1")
+    told = selectors.what_was_told(full_ledger, "ALICE", "r1")
     assert len(told) == 1
     assert told[0].text == GOLDEN
 
@@ -284,12 +284,12 @@ def test_which_runs_were_told_a_decision(full_ledger):
     context.compile(full_ledger, "Alice", run_id="r3")
     from ledger.models import Decision
 
-    assert context.runs_told_decision(Decision.objects.get(pk=boundary)) == [
+    assert selectors.runs_told_decision(Decision.objects.get(pk=boundary)) == [
         ("Alice", "r1"),
         ("Bob", "r2"),
         ("Alice", "r3"),
     ]
-    assert context.runs_told_decision(later) == [("Alice", "r3")]
+    assert selectors.runs_told_decision(later) == [("Alice", "r3")]
 
 
 def test_runs_told_a_decision_up_to_a_limit_read_past_repeated_runs(full_ledger):
@@ -301,8 +301,8 @@ def test_runs_told_a_decision_up_to_a_limit_read_past_repeated_runs(full_ledger)
     from ledger.models import Decision
 
     decision = Decision.objects.get(pk=boundary)
-    assert context.runs_told_decision(decision, limit=2) == [("Alice", "r1"), ("Bob", "r2")]
-    assert context.runs_told_decision(decision, limit=5) == context.runs_told_decision(decision)
+    assert selectors.runs_told_decision(decision, limit=2) == [("Alice", "r1"), ("Bob", "r2")]
+    assert selectors.runs_told_decision(decision, limit=5) == selectors.runs_told_decision(decision)
 
 
 def test_fail_open_returns_none_with_an_error(full_ledger, monkeypatch, caplog):
@@ -357,7 +357,7 @@ def test_compile_with_run_id_records_in_a_fixed_number_of_queries(full_ledger, d
 
 
 # ---------------------------------------------------------------------------------------------
-# Untrusted text cannot change the shape of the block (SPEC §4)
+# Untrusted text cannot change the shape of the block (docs/compiler.md)
 
 CANON_HEADINGS = {"## Boundaries and Decisions", "## Memory", "## Current Session"}
 

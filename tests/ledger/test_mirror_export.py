@@ -1,4 +1,4 @@
-"""Export of the ledger into the workspace (SPEC §5)."""
+"""Export of the ledger into the workspace (docs/mirror.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Import of hand-written inbox files (SPEC §5), with the files people and agents really produce."""
+"""Import of hand-written inbox files (docs/mirror.md), with the files people and agents really produce."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The database itself refuses values outside the sets and broken invariants (SPEC §1-2)."""
+"""The database itself refuses values outside the sets and broken invariants (docs/ledger.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The post-run Scribe and the coordinator backstop (SPEC §2)."""
+"""The post-run Scribe and the coordinator backstop (docs/ledger.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Untrusted text shaped for rendering (SPEC §4)."""
+"""Untrusted text shaped for rendering (docs/compiler.md)."""
 
 from __future__ import annotations
 

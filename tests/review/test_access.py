@@ -1,4 +1,4 @@
-"""Every page and action checks who is asking (SPEC §7)."""
+"""Every page and action checks who is asking (docs/dashboard.md)."""
 
 from __future__ import annotations
 

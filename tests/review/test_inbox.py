@@ -1,4 +1,4 @@
-"""The inbox queue and its actions (SPEC §7)."""
+"""The inbox queue and its actions (docs/dashboard.md)."""
 
 from __future__ import annotations
 

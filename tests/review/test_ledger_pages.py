@@ -1,4 +1,4 @@
-"""Decisions, memory, sessions, what agents were told, and the mirror pages (SPEC §7)."""
+"""Decisions, memory, sessions, what agents were told, and the mirror pages (docs/dashboard.md)."""
 
 from __future__ import annotations
 

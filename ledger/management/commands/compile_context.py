@@ -13,7 +13,7 @@ from ledger.values import InvalidValue, clean_agent_name
 
 
 class Command(BaseCommand):
-    help = "Print the compiled context block for an agent (SPEC §4): plain text, or --json."
+    help = "Print the compiled context block for an agent (docs/compiler.md): plain text, or --json."
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--project", required=True, help="project slug")

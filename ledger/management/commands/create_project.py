@@ -12,7 +12,7 @@ from ledger.models import Project
 
 
 class Command(BaseCommand):
-    help = "Create or update a project (SPEC §6). Idempotent."
+    help = "Create or update a project (docs/commands.md). Idempotent."
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("slug", help="lower-case letters, digits and '-'")

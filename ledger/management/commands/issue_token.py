@@ -12,7 +12,7 @@ from ledger.models import Project, TokenRole
 
 
 class Command(BaseCommand):
-    help = "Print a new bearer token for an agent or a coordinator of a project (SPEC §6)."
+    help = "Print a new bearer token for an agent or a coordinator of a project (docs/commands.md)."
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--project", required=True, help="project slug")

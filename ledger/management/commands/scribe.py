@@ -1,4 +1,4 @@
-"""Run the post-run Scribe for one finished run (SPEC §2), from a runtime's post-run hook or by hand."""
+"""Run the post-run Scribe for one finished run (docs/ledger.md), from a post-run hook or by hand."""
 
 from __future__ import annotations
 
@@ -56,7 +56,7 @@ class Command(BaseCommand):
                 if options["dry_run"]:
                     transaction.set_rollback(True)
         except services.LedgerError as exc:
-            raise CommandError(exc.message, returncode=2 if exc.status == 400 else 1) from exc
+            raise CommandError(exc.message, returncode=2 if isinstance(exc, services.Invalid) else 1) from exc
         if options["json"]:
             self.stdout.write(json.dumps({**result.as_dict(), "dry_run": options["dry_run"]}, sort_keys=True))
             return

@@ -1,4 +1,4 @@
-"""Import, then export: the cron job that keeps a workspace and the ledger in step (SPEC §5-6)."""
+"""Import, then export: the cron job that keeps a workspace and the ledger in step (docs/commands.md)."""
 
 from __future__ import annotations
 

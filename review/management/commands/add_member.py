@@ -1,4 +1,4 @@
-"""Give a dashboard user a role in a project, creating the user when missing (SPEC §6)."""
+"""Give a dashboard user a role in a project, creating the user when missing (docs/commands.md)."""
 
 from __future__ import annotations
 

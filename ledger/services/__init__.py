@@ -1,0 +1,87 @@
+"""Every write to the ledger, and the rules it must keep.
+
+Views, the API, commands and the importer parse their input and call one of these functions. Each is
+atomic, takes keyword-only arguments and raises a `LedgerError` whose message is safe to show to
+whoever sent the request; what that error means to an HTTP client or a shell is decided where the
+request came in. Races are decided by the database: unique constraints caught around a savepoint,
+and compare-and-set updates whose row count is checked.
+
+- `errors`: what a refused write raises; `fields`: the checks every input passes;
+- `effects`: what every write leaves behind (its audit event, the note that files are stale);
+- `projects`: projects, agents and tokens; `inbox`: proposals and their review;
+- `decisions`, `memory`, `sessions`: the ledger's rows; `adoption`: a team's own files taken in;
+- `compilations`: the record of what an agent was told.
+"""
+
+from __future__ import annotations
+
+from ledger.services.adoption import Adopted, adopted_agent_name, decisions_adopt, memories_adopt
+from ledger.services.compilations import compilation_record
+from ledger.services.decisions import (
+    decision_archive,
+    decision_create,
+    decision_edit,
+    decision_supersede,
+    decision_update,
+    decisions_retype,
+)
+from ledger.services.errors import Conflict, Invalid, LedgerError, NotFound, invalid
+from ledger.services.fields import (
+    IMPORTANCE_RANK,
+    RUN_ID_MAX_LENGTH,
+    SESSION_ID_MAX_LENGTH,
+    TITLE_MAX_LENGTH,
+    content_sha256,
+)
+from ledger.services.inbox import (
+    SubmitResult,
+    entry_import,
+    entry_merge,
+    entry_merged_outside,
+    entry_reject,
+    entry_submit,
+    memory_propose,
+)
+from ledger.services.memory import memory_archive, memory_edit, memory_record
+from ledger.services.projects import agent_get_or_create, project_create_or_update, token_issue
+from ledger.services.sessions import UNSET, session_start, session_update_current
+
+__all__ = [
+    "IMPORTANCE_RANK",
+    "RUN_ID_MAX_LENGTH",
+    "SESSION_ID_MAX_LENGTH",
+    "TITLE_MAX_LENGTH",
+    "UNSET",
+    "Adopted",
+    "Conflict",
+    "Invalid",
+    "LedgerError",
+    "NotFound",
+    "SubmitResult",
+    "adopted_agent_name",
+    "agent_get_or_create",
+    "compilation_record",
+    "content_sha256",
+    "decision_archive",
+    "decision_create",
+    "decision_edit",
+    "decision_supersede",
+    "decision_update",
+    "decisions_adopt",
+    "decisions_retype",
+    "entry_import",
+    "entry_merge",
+    "entry_merged_outside",
+    "entry_reject",
+    "entry_submit",
+    "invalid",
+    "memories_adopt",
+    "memory_archive",
+    "memory_edit",
+    "memory_propose",
+    "memory_record",
+    "project_create_or_update",
+    "session_start",
+    "session_update_current",
+    "token_issue",
+]

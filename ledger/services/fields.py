@@ -1,0 +1,109 @@
+"""The checks every input to a write passes, each naming the field it refused."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from typing import Any
+
+from ledger.models import EntryType, Importance
+from ledger.services.errors import invalid
+from ledger.values import (
+    InvalidValue,
+    check_text,
+    clean_agent_name,
+    normalize_tags,
+    require_slug,
+)
+
+TITLE_MAX_LENGTH = 300
+RUN_ID_MAX_LENGTH = 200
+SESSION_ID_MAX_LENGTH = 100
+# How many times a submission that lost a race for its slug re-runs the placement rules.
+SUBMIT_ATTEMPTS = 5
+# How far de-collision counts (`slug--agent--2` … `slug--agent--N`) before giving up.
+DECOLLISION_LIMIT = 1000
+IMPORTANCE_RANK = {Importance.HIGH: 0, Importance.MEDIUM: 1, Importance.LOW: 2}
+
+
+def checked_choice(field_name: str, value: object, allowed: Sequence[str]) -> str:
+    if not isinstance(value, str) or value not in allowed:
+        return_values = ", ".join(allowed)
+        raise invalid(field_name, f"{value!r} is not one of: {return_values}")
+    return value
+
+
+def checked_text(
+    field_name: str, value: object, *, required: bool = False, max_length: int | None = None
+) -> str:
+    if value is None:
+        value = ""
+    if not isinstance(value, str):
+        raise invalid(field_name, "must be a string")
+    try:
+        check_text(value)
+    except InvalidValue as exc:
+        raise invalid(field_name, str(exc)) from exc
+    if required and not value.strip():
+        raise invalid(field_name, "must not be empty")
+    if max_length is not None and len(value) > max_length:
+        raise invalid(field_name, f"must be at most {max_length} characters, got {len(value)}")
+    return value
+
+
+def checked_agent_name(value: object, field_name: str = "agent_name") -> str:
+    if not isinstance(value, str):
+        raise invalid(field_name, "must be a string")
+    try:
+        return clean_agent_name(value)
+    except InvalidValue as exc:
+        raise invalid(field_name, str(exc)) from exc
+
+
+def checked_tags(value: object) -> list[str]:
+    if value is not None and not isinstance(value, str | list | tuple):
+        raise invalid("tags", "must be a comma-separated string or a list of strings")
+    try:
+        return normalize_tags(value)
+    except InvalidValue as exc:
+        raise invalid("tags", str(exc)) from exc
+
+
+def checked_slug(value: object) -> str:
+    if not isinstance(value, str):
+        raise invalid("slug", "must be a string")
+    try:
+        return require_slug(value)
+    except InvalidValue as exc:
+        raise invalid("slug", str(exc)) from exc
+
+
+def content_sha256(content: str) -> str:
+    return hashlib.sha256(content.encode("utf-8")).hexdigest()
+
+
+def summary_line(text: str, limit: int) -> str:
+    line = " ".join(text.split())
+    return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"
+
+
+def entry_fields(
+    *,
+    type: object,
+    content: object,
+    title: object = "",
+    rationale: object = "",
+    tags: object = None,
+    importance: object = None,
+    run_id: object = "",
+) -> dict[str, Any]:
+    """The checked fields of an inbox entry, however it arrived (the API, a file, a shared memory)."""
+    return {
+        "type": checked_choice("type", type, EntryType.values),
+        "title": checked_text("title", title, max_length=TITLE_MAX_LENGTH).strip(),
+        "content": checked_text("content", content, required=True),
+        "rationale": checked_text("rationale", rationale),
+        "tags": checked_tags(tags),
+        "importance": checked_choice("importance", importance or Importance.MEDIUM, Importance.values),
+        "run_id": checked_text("run_id", run_id, max_length=RUN_ID_MAX_LENGTH).strip(),
+    }

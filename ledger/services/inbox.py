@@ -1,0 +1,342 @@
+"""Proposals: submitted by agents (never overwriting another's), imported from files, and decided
+by a coordinator, who merges one into a decision or a memory, or rejects it."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from ledger.models import (
+    DECISION_ENTRY_TYPES,
+    PRIVATE_ENTRY_TYPES,
+    Agent,
+    Decision,
+    EntryStatus,
+    InboxEntry,
+    MemoryType,
+    Project,
+    Source,
+)
+from ledger.services.decisions import decision_insert
+from ledger.services.effects import audit, workspace_changed
+from ledger.services.errors import Conflict, NotFound, invalid
+from ledger.services.fields import (
+    DECOLLISION_LIMIT,
+    SUBMIT_ATTEMPTS,
+    checked_agent_name,
+    checked_choice,
+    checked_slug,
+    checked_text,
+    entry_fields,
+    summary_line,
+)
+from ledger.services.memory import memory_insert
+from ledger.services.projects import agent_get_or_create
+from ledger.values import (
+    agent_segment,
+    normalize_entry_slug,
+    normalize_slug,
+)
+
+logger = logging.getLogger("canon.services")
+
+
+@dataclass
+class SubmitResult:
+    entry: InboxEntry
+    created: bool
+
+
+def entry_submit(
+    *,
+    project: Project,
+    agent_name: str,
+    slug: str,
+    type: str,
+    content: str,
+    title: str = "",
+    rationale: str = "",
+    tags: str | Iterable[str] | None = None,
+    importance: str | None = None,
+    run_id: str = "",
+    source: str = Source.AGENT,
+) -> SubmitResult:
+    """Propose an entry (docs/ledger.md "Inbox submission"): never overwrites another agent's proposal."""
+    name = checked_agent_name(agent_name)
+    base = checked_slug(slug)
+    fields = entry_fields(
+        type=type,
+        title=title,
+        content=content,
+        rationale=rationale,
+        tags=tags,
+        importance=importance,
+        run_id=run_id,
+    )
+    source = checked_choice("source", source, Source.values)
+    for _attempt in range(SUBMIT_ATTEMPTS):
+        try:
+            with transaction.atomic():
+                agent = agent_get_or_create(project=project, name=name)
+                result = _place_entry(project=project, agent=agent, base=base, fields=fields, source=source)
+                workspace_changed(project)
+                return result
+        except IntegrityError:
+            # Another submission took the slug between our read and our insert: re-run the rules.
+            logger.info("slug race on %s/%s, retrying", project.slug, base)
+    raise Conflict(f"could not place {base!r}: other submissions keep taking it; retry", retryable=True)
+
+
+def entry_import(
+    *,
+    project: Project,
+    agent_name: str,
+    slug: str,
+    type: str,
+    content: str,
+    title: str = "",
+    rationale: str = "",
+    tags: str | Iterable[str] | None = None,
+    importance: str | None = None,
+    run_id: str = "",
+    file: str = "",
+    created_at: datetime | None = None,
+) -> InboxEntry:
+    """A pending entry from a file in the workspace inbox, only if the project never had this slug.
+
+    Union semantics: existing rows are never changed; a slug taken meanwhile is a Conflict. `file` is
+    the inbox file's name, which stays the entry's file; `created_at` the date the file gives.
+    """
+    name = checked_agent_name(agent_name)
+    if not isinstance(slug, str) or not normalize_entry_slug(slug):
+        raise invalid("slug", f"{slug!r} has no letters or digits; use something like 'use-postgres'")
+    fields = {
+        "slug": normalize_entry_slug(slug),
+        **entry_fields(
+            type=type,
+            title=title,
+            content=content,
+            rationale=rationale,
+            tags=tags,
+            importance=importance,
+            run_id=run_id,
+        ),
+    }
+    try:
+        with transaction.atomic():
+            agent = agent_get_or_create(project=project, name=name)
+            entry = InboxEntry.objects.create(
+                project=project,
+                agent=agent,
+                source=Source.IMPORT,
+                file=file[:255],
+                created_at=created_at or timezone.now(),
+                **fields,
+            )
+    except IntegrityError:
+        raise Conflict(f"the ledger already has an entry {fields['slug']!r} or a file {file!r}") from None
+    return entry
+
+
+def _decollided(base: str, segment: str) -> Iterable[str]:
+    yield base
+    yield f"{base}--{segment}"
+    for n in range(2, DECOLLISION_LIMIT + 1):
+        yield f"{base}--{segment}--{n}"
+
+
+def _place_entry(
+    *, project: Project, agent: Agent, base: str, fields: dict[str, Any], source: str
+) -> SubmitResult:
+    segment = agent_segment(agent.name)
+    prefix = f"{base}--{segment}"
+    # One read for the slug and every de-collided form of it for this agent's segment.
+    taken = {
+        entry.slug: entry
+        for entry in InboxEntry.objects.filter(project=project, slug=base)
+        | InboxEntry.objects.filter(project=project, slug__startswith=prefix)
+    }
+    for candidate in _decollided(base, segment):
+        entry = taken.get(candidate)
+        if entry is None:
+            with transaction.atomic():
+                created = InboxEntry.objects.create(
+                    project=project, agent=agent, slug=candidate, source=source, **fields
+                )
+            return SubmitResult(entry=created, created=True)
+        if entry.agent_id == agent.pk:
+            return SubmitResult(entry=_update_pending(entry, fields), created=False)
+    raise Conflict(f"no free slug left for {base!r}; choose another slug")
+
+
+def _update_pending(entry: InboxEntry, fields: dict[str, Any]) -> InboxEntry:
+    """A retry by the entry's own agent: update in place while pending, never reopen a decided one."""
+    updated = InboxEntry.objects.filter(pk=entry.pk, status=EntryStatus.PENDING).update(
+        updated_at=timezone.now(), **fields
+    )
+    if not updated:
+        entry.refresh_from_db(fields=["status"])
+        raise Conflict(f"entry {entry.slug!r} is already {entry.status}; propose it again under a new slug")
+    entry.refresh_from_db()
+    return entry
+
+
+def _locked_entry(project: Project, entry_id: int) -> InboxEntry:
+    entry = (
+        InboxEntry.objects.select_for_update(of=("self",))
+        .select_related("agent")
+        .filter(project=project, pk=entry_id)
+        .first()
+    )
+    if entry is None:
+        raise NotFound(f"no inbox entry {entry_id} in project {project.slug}")
+    return entry
+
+
+def _require_pending(entry: InboxEntry) -> None:
+    if entry.status != EntryStatus.PENDING:
+        raise Conflict(f"entry {entry.slug!r} is already {entry.status}")
+
+
+def _decide(
+    *, project: Project, entry: InboxEntry, by: str, via: str, status: str, **fields: Any
+) -> InboxEntry:
+    """Move a pending entry to `status` (merged or rejected), recording who decided it; audited, mirrored
+    after commit."""
+    now = timezone.now()
+    merged = status == EntryStatus.MERGED
+    if merged:
+        fields["merged_at"] = now
+    # Compare-and-set: whoever changes the status first wins, on any database.
+    won = InboxEntry.objects.filter(pk=entry.pk, status=EntryStatus.PENDING).update(
+        status=status, reviewed_by=by[:150], reviewed_at=now, updated_at=now, **fields
+    )
+    if not won:
+        entry.refresh_from_db(fields=["status"])
+        raise Conflict(f"entry {entry.slug!r} is already {entry.status}")
+    entry.refresh_from_db()
+    detail = (
+        {"decision_id": entry.decision_id, "memory_id": entry.memory_id}
+        if merged
+        else {"reason": entry.reason}
+    )
+    audit(
+        project=project,
+        actor=by,
+        via=via,
+        action="merge" if merged else "reject",
+        obj=entry,
+        from_state=EntryStatus.PENDING,
+        to_state=status,
+        detail=detail,
+    )
+    workspace_changed(project)
+    return entry
+
+
+def entry_merge(*, project: Project, entry_id: int, by: str, via: str = "api") -> InboxEntry:
+    """Merge a pending entry: a decision for decision types, a memory for the others. All or nothing."""
+    with transaction.atomic():
+        entry = _locked_entry(project, entry_id)
+        _require_pending(entry)
+        link: dict[str, Any]
+        if entry.type in DECISION_ENTRY_TYPES:
+            decision = decision_insert(
+                project=project,
+                agent=entry.agent,
+                type=entry.type,
+                title=entry.title or entry.slug,
+                content=entry.content,
+                rationale=entry.rationale,
+                tags=entry.tags,
+                source=Source.INBOX,
+            )
+            link = {"decision": decision}
+        else:
+            memory = memory_insert(
+                project=project,
+                agent=entry.agent,
+                type=entry.type,
+                importance=entry.importance,
+                content=entry.content,
+                tags=entry.tags,
+                session_id="",
+                source=Source.INBOX,
+                injected_by="",
+            )
+            link = {"memory": memory}
+        return _decide(
+            project=project,
+            entry=entry,
+            by=by,
+            via=via,
+            status=EntryStatus.MERGED,
+            **link,
+        )
+
+
+def entry_reject(
+    *, project: Project, entry_id: int, by: str, reason: str = "", via: str = "api"
+) -> InboxEntry:
+    reason = checked_text("reason", reason, max_length=10_000).strip()
+    with transaction.atomic():
+        entry = _locked_entry(project, entry_id)
+        _require_pending(entry)
+        return _decide(
+            project=project,
+            entry=entry,
+            by=by,
+            via=via,
+            status=EntryStatus.REJECTED,
+            reason=reason,
+        )
+
+
+def entry_merged_outside(*, project: Project, entry_id: int, decision: Decision, by: str) -> InboxEntry:
+    """Someone else merged a pending entry's file into the team's log (Squad's Scribe does, then deletes
+    the file): the entry becomes merged, linked to the adopted block, instead of being written again."""
+    with transaction.atomic():
+        entry = _locked_entry(project, entry_id)
+        _require_pending(entry)
+        if InboxEntry.objects.filter(decision=decision).exists():
+            raise Conflict(f"decision {decision.pk} is already linked to another entry")
+        return _decide(
+            project=project, entry=entry, by=by, via="import", status=EntryStatus.MERGED, decision=decision
+        )
+
+
+def memory_propose(
+    *,
+    project: Project,
+    agent_name: str,
+    type: str,
+    content: str,
+    importance: str | None = None,
+    tags: str | Iterable[str] | None = None,
+    run_id: str = "",
+) -> SubmitResult:
+    """A memory an agent wants every other agent to see (`cross-team`): what one agent writes reaches
+    another only through a person, so it becomes a pending inbox entry of the same type, importance,
+    tags and content, and a memory when a coordinator merges it. A retry updates the same entry."""
+    kind = checked_choice("type", type, MemoryType.values)
+    if kind not in PRIVATE_ENTRY_TYPES:
+        raise invalid("type", f"a {kind} memory stays with its agent; share a learning, pattern or update")
+    text = checked_text("content", content, required=True)
+    words = normalize_slug(" ".join(text.split()[:8]))[:60].strip("-")
+    return entry_submit(
+        project=project,
+        agent_name=agent_name,
+        slug=f"{kind}-{words}" if words else kind,
+        type=kind,
+        title=summary_line(text, 80),
+        content=text,
+        tags=tags,
+        importance=importance,
+        run_id=run_id,
+    )

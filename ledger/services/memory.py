@@ -1,0 +1,157 @@
+"""Agent memories: recorded, edited and archived (nothing is deleted)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from django.db import transaction
+
+from ledger.models import (
+    Agent,
+    AgentMemory,
+    Importance,
+    MemoryStatus,
+    MemoryType,
+    Project,
+    Source,
+)
+from ledger.services.effects import audit, workspace_changed
+from ledger.services.errors import NotFound
+from ledger.services.fields import (
+    IMPORTANCE_RANK,
+    SESSION_ID_MAX_LENGTH,
+    checked_agent_name,
+    checked_choice,
+    checked_tags,
+    checked_text,
+    content_sha256,
+)
+from ledger.services.projects import agent_get_or_create
+from ledger.tokens import count_tokens
+from ledger.values import (
+    CROSS_TEAM_TAG,
+    tag_index,
+)
+
+
+def memory_insert(
+    *,
+    project: Project,
+    agent: Agent,
+    type: str,
+    importance: str,
+    content: str,
+    tags: list[str],
+    session_id: str,
+    source: str,
+    injected_by: str,
+) -> AgentMemory:
+    return AgentMemory.objects.create(
+        project=project,
+        agent=agent,
+        type=type,
+        importance=importance,
+        importance_rank=IMPORTANCE_RANK[Importance(importance)],
+        content=content,
+        tags=tags,
+        tag_index=tag_index(tags),
+        cross_team=CROSS_TEAM_TAG in tags,
+        session_id=session_id,
+        source=source,
+        injected_by=injected_by[:150],
+        content_sha256=content_sha256(content),
+        tokens=count_tokens(content),
+    )
+
+
+def memory_record(
+    *,
+    project: Project,
+    agent_name: str,
+    type: str,
+    content: str,
+    importance: str | None = None,
+    tags: str | Iterable[str] | None = None,
+    session_id: str = "",
+    source: str = Source.AGENT,
+    injected_by: str = "",
+) -> AgentMemory:
+    """Record a memory for an agent. A coordinator's injection says who injected it."""
+    name = checked_agent_name(agent_name)
+    values: dict[str, Any] = {
+        "type": checked_choice("type", type, MemoryType.values),
+        "importance": checked_choice("importance", importance or Importance.MEDIUM, Importance.values),
+        "content": checked_text("content", content, required=True),
+        "tags": checked_tags(tags),
+        "session_id": checked_text("session_id", session_id, max_length=SESSION_ID_MAX_LENGTH).strip(),
+        "source": checked_choice("source", source, Source.values),
+        "injected_by": checked_text("injected_by", injected_by, max_length=150),
+    }
+    with transaction.atomic():
+        agent = agent_get_or_create(project=project, name=name)
+        memory = memory_insert(project=project, agent=agent, **values)
+        workspace_changed(project)
+        return memory
+
+
+def memory_edit(
+    *,
+    project: Project,
+    memory_id: int,
+    by: str,
+    via: str = "api",
+    content: str | None = None,
+    importance: str | None = None,
+    tags: str | Iterable[str] | None = None,
+    status: str | None = None,
+    agent: Agent | None = None,
+) -> AgentMemory:
+    """Edit content, importance, tags or status (`archived` replaces deleting). `agent` scopes the lookup."""
+    changes: dict[str, Any] = {}
+    if content is not None:
+        text = checked_text("content", content, required=True)
+        changes.update(content=text, content_sha256=content_sha256(text), tokens=count_tokens(text))
+    if importance is not None:
+        level = checked_choice("importance", importance, Importance.values)
+        changes.update(importance=level, importance_rank=IMPORTANCE_RANK[Importance(level)])
+    if tags is not None:
+        clean = checked_tags(tags)
+        changes.update(tags=clean, tag_index=tag_index(clean), cross_team=CROSS_TEAM_TAG in clean)
+    if status is not None:
+        changes["status"] = checked_choice("status", status, MemoryStatus.values)
+    with transaction.atomic():
+        qs = (
+            AgentMemory.objects.select_for_update(of=("self",))
+            .select_related("agent")
+            .filter(project=project)
+        )
+        if agent is not None:
+            qs = qs.filter(agent=agent)
+        memory = qs.filter(pk=memory_id).first()
+        if memory is None:
+            raise NotFound(f"no memory {memory_id} for this agent in project {project.slug}")
+        changes = {k: v for k, v in changes.items() if getattr(memory, k) != v}
+        if not changes:
+            return memory
+        before = memory.status
+        for key, value in changes.items():
+            setattr(memory, key, value)
+        memory.save(update_fields=[*changes, "updated_at"])
+        action = "archive" if changes.get("status") == MemoryStatus.ARCHIVED else "edit"
+        audit(
+            project=project,
+            actor=by,
+            via=via,
+            action=action,
+            obj=memory,
+            from_state=before,
+            to_state=memory.status,
+            detail={"fields": sorted(changes)},
+        )
+        workspace_changed(project)
+        return memory
+
+
+def memory_archive(*, project: Project, memory_id: int, by: str, via: str = "api") -> AgentMemory:
+    return memory_edit(project=project, memory_id=memory_id, by=by, via=via, status=MemoryStatus.ARCHIVED)

@@ -26,6 +26,7 @@ from ledger.services.fields import (
     checked_choice,
     checked_tags,
     checked_text,
+    locked,
 )
 from ledger.services.projects import agent_get_or_create
 from ledger.tokens import count_tokens
@@ -62,12 +63,7 @@ def decision_insert(
 def _locked_decision(project: Project, decision_id: object, field_name: str | None = None) -> Decision:
     decision = None
     if isinstance(decision_id, int) and not isinstance(decision_id, bool):
-        decision = (
-            Decision.objects.select_for_update(of=("self",))
-            .select_related("agent")
-            .filter(project=project, pk=decision_id)
-            .first()
-        )
+        decision = locked(Decision.objects.filter(project=project, pk=decision_id)).first()
     if decision is None:
         message = f"no decision {decision_id} in project {project.slug}"
         if field_name:
@@ -244,13 +240,12 @@ def decision_update(
     decision_id: int,
     by: str,
     via: str = "api",
-    title: str | None = None,
-    content: str | None = None,
-    rationale: str | None = None,
     status: str | None = None,
     superseded_by_id: int | None = None,
+    **text: str | None,
 ) -> Decision:
-    """PATCH semantics: text edits and at most one status change, together or not at all."""
+    """PATCH semantics: text edits (`title`, `content`, `rationale`, as `decision_edit` takes them) and
+    at most one status change, together or not at all."""
     if status is not None:
         checked_choice("status", status, DecisionStatus.values)
     if status == DecisionStatus.SUPERSEDED and superseded_by_id is None:
@@ -258,15 +253,7 @@ def decision_update(
     if superseded_by_id is not None and status not in (None, DecisionStatus.SUPERSEDED):
         raise invalid("status", "superseded_by_id goes with status 'superseded' (or no status)")
     with transaction.atomic():
-        decision = decision_edit(
-            project=project,
-            decision_id=decision_id,
-            by=by,
-            via=via,
-            title=title,
-            content=content,
-            rationale=rationale,
-        )
+        decision = decision_edit(project=project, decision_id=decision_id, by=by, via=via, **text)
         if superseded_by_id is not None:
             decision = decision_supersede(
                 project=project, decision_id=decision.pk, superseded_by_id=superseded_by_id, by=by, via=via
@@ -284,12 +271,8 @@ def decisions_retype(
     """Give several decisions one type (an adopted log is typed `technical` until someone looks)."""
     new_type = checked_choice("type", type, DecisionType.values)
     with transaction.atomic():
-        decisions = list(
-            Decision.objects.select_for_update(of=("self",))
-            .select_related("agent")
-            .filter(project=project, pk__in=list(decision_ids))
-            .exclude(type=new_type)
-        )
+        wanted = Decision.objects.filter(project=project, pk__in=list(decision_ids)).exclude(type=new_type)
+        decisions = list(locked(wanted))
         for decision in decisions:
             before = decision.type
             decision.type = new_type

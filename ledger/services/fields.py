@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
+
+from django.db.models import Model, QuerySet
 
 from ledger.models import EntryType, Importance
 from ledger.services.errors import invalid
@@ -15,6 +17,9 @@ from ledger.values import (
     normalize_tags,
     require_slug,
 )
+
+T = TypeVar("T")
+M = TypeVar("M", bound=Model)
 
 TITLE_MAX_LENGTH = 300
 RUN_ID_MAX_LENGTH = 200
@@ -51,31 +56,41 @@ def checked_text(
     return value
 
 
-def checked_agent_name(value: object, field_name: str = "agent_name") -> str:
-    if not isinstance(value, str):
-        raise invalid(field_name, "must be a string")
+def _normalized(
+    field_name: str,
+    value: object,
+    normalize: Callable[[Any], T],
+    *,
+    accepts: tuple[type, ...] = (str,),
+    expected: str = "a string",
+) -> T:
+    """`normalize(value)` for a value of a type it `accepts`, its refusal reported against `field_name`."""
+    if not isinstance(value, accepts):
+        raise invalid(field_name, f"must be {expected}")
     try:
-        return clean_agent_name(value)
+        return normalize(value)
     except InvalidValue as exc:
         raise invalid(field_name, str(exc)) from exc
 
 
+def checked_agent_name(value: object, field_name: str = "agent_name") -> str:
+    return _normalized(field_name, value, clean_agent_name)
+
+
 def checked_tags(value: object) -> list[str]:
-    if value is not None and not isinstance(value, str | list | tuple):
-        raise invalid("tags", "must be a comma-separated string or a list of strings")
-    try:
-        return normalize_tags(value)
-    except InvalidValue as exc:
-        raise invalid("tags", str(exc)) from exc
+    if value is None:
+        return []
+    return _normalized(
+        "tags",
+        value,
+        normalize_tags,
+        accepts=(str, list, tuple),
+        expected="a comma-separated string or a list of strings",
+    )
 
 
 def checked_slug(value: object) -> str:
-    if not isinstance(value, str):
-        raise invalid("slug", "must be a string")
-    try:
-        return require_slug(value)
-    except InvalidValue as exc:
-        raise invalid("slug", str(exc)) from exc
+    return _normalized("slug", value, require_slug)
 
 
 def content_sha256(content: str) -> str:
@@ -107,3 +122,9 @@ def entry_fields(
         "importance": checked_choice("importance", importance or Importance.MEDIUM, Importance.values),
         "run_id": checked_text("run_id", run_id, max_length=RUN_ID_MAX_LENGTH).strip(),
     }
+
+
+def locked(queryset: QuerySet[M]) -> QuerySet[M]:
+    """The rows to change, locked until the transaction ends (on PostgreSQL; SQLite locks the whole
+    database for a write), with their agent read in the same query."""
+    return queryset.select_for_update(of=("self",)).select_related("agent")

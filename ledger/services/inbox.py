@@ -34,6 +34,7 @@ from ledger.services.fields import (
     checked_slug,
     checked_text,
     entry_fields,
+    locked,
     summary_line,
 )
 from ledger.services.memory import memory_insert
@@ -98,36 +99,21 @@ def entry_import(
     project: Project,
     agent_name: str,
     slug: str,
-    type: str,
-    content: str,
-    title: str = "",
-    rationale: str = "",
-    tags: str | Iterable[str] | None = None,
-    importance: str | None = None,
-    run_id: str = "",
     file: str = "",
     created_at: datetime | None = None,
+    **proposal: Any,
 ) -> InboxEntry:
     """A pending entry from a file in the workspace inbox, only if the project never had this slug.
 
     Union semantics: existing rows are never changed; a slug taken meanwhile is a Conflict. `file` is
-    the inbox file's name, which stays the entry's file; `created_at` the date the file gives.
+    the inbox file's name, which stays the entry's file; `created_at` the date the file gives. The
+    `proposal` is what `entry_submit` takes besides its slug (type, content, title, rationale, tags,
+    importance, run_id).
     """
     name = checked_agent_name(agent_name)
     if not isinstance(slug, str) or not normalize_entry_slug(slug):
         raise invalid("slug", f"{slug!r} has no letters or digits; use something like 'use-postgres'")
-    fields = {
-        "slug": normalize_entry_slug(slug),
-        **entry_fields(
-            type=type,
-            title=title,
-            content=content,
-            rationale=rationale,
-            tags=tags,
-            importance=importance,
-            run_id=run_id,
-        ),
-    }
+    fields = {"slug": normalize_entry_slug(slug), **entry_fields(**proposal)}
     try:
         with transaction.atomic():
             agent = agent_get_or_create(project=project, name=name)
@@ -188,12 +174,7 @@ def _update_pending(entry: InboxEntry, fields: dict[str, Any]) -> InboxEntry:
 
 
 def _locked_entry(project: Project, entry_id: int) -> InboxEntry:
-    entry = (
-        InboxEntry.objects.select_for_update(of=("self",))
-        .select_related("agent")
-        .filter(project=project, pk=entry_id)
-        .first()
-    )
+    entry = locked(InboxEntry.objects.filter(project=project, pk=entry_id)).first()
     if entry is None:
         raise NotFound(f"no inbox entry {entry_id} in project {project.slug}")
     return entry

@@ -26,6 +26,7 @@ from ledger.services.fields import (
     checked_tags,
     checked_text,
     content_sha256,
+    locked,
 )
 from ledger.services.projects import agent_get_or_create
 from ledger.tokens import count_tokens
@@ -121,11 +122,7 @@ def memory_edit(
     if status is not None:
         changes["status"] = checked_choice("status", status, MemoryStatus.values)
     with transaction.atomic():
-        qs = (
-            AgentMemory.objects.select_for_update(of=("self",))
-            .select_related("agent")
-            .filter(project=project)
-        )
+        qs = locked(AgentMemory.objects.filter(project=project))
         if agent is not None:
             qs = qs.filter(agent=agent)
         memory = qs.filter(pk=memory_id).first()

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-
+from django.db import connection
 from django.db.models import Q, QuerySet, TextField
+from django.db.models.expressions import RawSQL
 from django.db.models.functions import Cast
 
 from ledger.models import (
@@ -14,13 +14,11 @@ from ledger.models import (
     ApiToken,
     Compilation,
     Decision,
-    DecisionStatus,
-    EntryStatus,
     InboxEntry,
     Project,
     Session,
 )
-from ledger.values import CROSS_TEAM_TAG, MAX_TAGS, InvalidValue, agent_key, normalize_tags, tag_needle
+from ledger.values import CROSS_TEAM_TAG, InvalidValue, agent_key
 
 
 def agent_find(project: Project, name: str) -> Agent | None:
@@ -44,59 +42,12 @@ def agent_filter_key(name: str) -> str:
         return ""
 
 
-def tag_filter(raw: str | Iterable[str] | None) -> list[str] | None:
-    """The whole tags to match (any of them), or None when no tag was asked for.
-
-    A tag no row can carry (too long, or with a character that cannot be stored) matches nothing,
-    the way an invalid agent name does. More than `MAX_TAGS` different tags raise `InvalidValue`:
-    a row holds no more, and each one is a term of the query.
-    """
-    if raw is None:
-        return None
-    items = raw.split(",") if isinstance(raw, str) else raw
-    asked: dict[str, None] = {}  # insertion-ordered, with constant-time membership
-    for item in items:
-        if not isinstance(item, str) or not item.strip():
-            continue
-        asked[item.strip().lower()] = None
-        if len(asked) > MAX_TAGS:
-            raise InvalidValue(f"at most {MAX_TAGS} tags, got more")
-    wanted: list[str] = []
-    for item in asked:
-        try:
-            wanted.extend(normalize_tags([item]))
-        except InvalidValue:
-            continue
-    return list(dict.fromkeys(wanted)) if asked else None
-
-
 def token_for_secret(secret: str) -> ApiToken | None:
     return (
         ApiToken.objects.select_related("project", "agent")
         .filter(token_hash=ApiToken.hash_secret(secret), revoked_at__isnull=True)
         .first()
     )
-
-
-def inbox_entries(
-    project: Project,
-    *,
-    status: str | None = EntryStatus.PENDING,
-    type: str | None = None,
-    agent: str | None = None,
-    run_id: str | None = None,
-) -> QuerySet[InboxEntry]:
-    """A project's entries, newest first. `status=None` (or 'all') means every status."""
-    qs = InboxEntry.objects.filter(project=project).select_related("agent")
-    if status and status != "all":
-        qs = qs.filter(status=status)
-    if type:
-        qs = qs.filter(type=type)
-    if agent:
-        qs = qs.filter(agent__key=agent_filter_key(agent))
-    if run_id:
-        qs = qs.filter(run_id=run_id)
-    return qs.order_by("-created_at", "-id")
 
 
 def entries_visible_to(qs: QuerySet[InboxEntry], viewer: Agent | None) -> QuerySet[InboxEntry]:
@@ -110,23 +61,6 @@ def entries_visible_to(qs: QuerySet[InboxEntry], viewer: Agent | None) -> QueryS
     return qs.alias(tags_text=Cast("tags", TextField())).exclude(private)
 
 
-def decisions(
-    project: Project,
-    *,
-    status: str | None = DecisionStatus.ACTIVE,
-    type: str | None = None,
-    agent: str | None = None,
-) -> QuerySet[Decision]:
-    qs = Decision.objects.filter(project=project).select_related("agent")
-    if status and status != "all":
-        qs = qs.filter(status=status)
-    if type:
-        qs = qs.filter(type=type)
-    if agent:
-        qs = qs.filter(agent__key=agent_filter_key(agent))
-    return qs.order_by("-created_at", "-id")
-
-
 def memories_visible_to(project: Project, viewer: Agent | None) -> QuerySet[AgentMemory]:
     """Visibility (docs/ledger.md): an agent reads its own and `cross-team` memories; a coordinator all."""
     qs = AgentMemory.objects.filter(project=project).select_related("agent")
@@ -135,60 +69,63 @@ def memories_visible_to(project: Project, viewer: Agent | None) -> QuerySet[Agen
     return qs
 
 
-def memories_search(
-    project: Project,
-    *,
-    viewer: Agent | None,
-    type: str | None = None,
-    tags: str | Iterable[str] | None = None,
-    agent: str | None = None,
-    q: str | None = None,
-    importance: str | None = None,
-    status: str | None = "active",
-) -> QuerySet[AgentMemory]:
-    """Project-wide memory search: whole-tag OR match, text search, visibility rules applied.
-
-    Raises `InvalidValue` for more than `MAX_TAGS` tags.
-    """
-    qs = memories_visible_to(project, viewer)
-    if status and status != "all":
-        qs = qs.filter(status=status)
-    if type:
-        qs = qs.filter(type=type)
-    if importance:
-        qs = qs.filter(importance=importance)
-    if agent:
-        qs = qs.filter(agent__key=agent_filter_key(agent))
-    wanted = tag_filter(tags)
-    if wanted is not None:
-        match = Q()
-        for tag in wanted:
-            match |= Q(tag_index__contains=tag_needle(tag))
-        qs = qs.filter(match) if wanted else qs.none()
-    if q:
-        qs = qs.filter(content__icontains=q)
-    return qs.order_by("-created_at", "-id")
+# Every decision linked to one by `superseded_by`, in either direction, however long or branching the
+# chain: one recursive query that follows the foreign key's index, so it reads the chain's rows only.
+# UNION (not UNION ALL) drops an id already reached, so a cycle ends the walk instead of looping.
+_CHAIN_SQL = """
+WITH RECURSIVE
+  earlier(id) AS (
+    SELECT id FROM {table} WHERE {parent} = %s
+    UNION
+    SELECT d.id FROM {table} d JOIN earlier e ON d.{parent} = e.id
+  ),
+  later(id) AS (
+    SELECT {parent} FROM {table} WHERE id = %s AND {parent} IS NOT NULL
+    UNION
+    SELECT d.{parent} FROM {table} d JOIN later l ON d.id = l.id WHERE d.{parent} IS NOT NULL
+  )
+SELECT id FROM earlier UNION SELECT id FROM later
+"""
 
 
 def decision_chain(decision: Decision) -> tuple[list[Decision], list[Decision]]:
-    """What this decision replaced (oldest first) and what replaced it (in order): the chain both ways."""
+    """What this decision replaced (oldest first) and what replaced it (in order): the chain both ways.
+
+    One query, however long or branching the chain (`_CHAIN_SQL`); the rows are sorted out here. A row
+    reached both ways (a cycle, which the services never make) is listed once, among the replaced.
+    """
+    quote = connection.ops.quote_name
+    sql = _CHAIN_SQL.format(
+        table=quote(Decision._meta.db_table), parent=quote(Decision._meta.get_field("superseded_by").column)
+    )
+    rows = {
+        row.pk: row
+        for row in Decision.objects.filter(
+            project_id=decision.project_id, pk__in=RawSQL(sql, [decision.pk, decision.pk])
+        )
+        .exclude(pk=decision.pk)
+        .select_related("agent")
+        .order_by()
+    }
+    replacing: dict[int, list[Decision]] = {}
+    for row in rows.values():
+        if row.superseded_by_id is not None:
+            replacing.setdefault(row.superseded_by_id, []).append(row)
     replaced: list[Decision] = []
     frontier = [decision.pk]
     seen = {decision.pk}
     while frontier:
-        rows = list(Decision.objects.filter(superseded_by_id__in=frontier).select_related("agent"))
-        rows = [row for row in rows if row.pk not in seen]
-        seen.update(row.pk for row in rows)
-        replaced.extend(rows)
-        frontier = [row.pk for row in rows]
+        found = [row for pk in frontier for row in replacing.get(pk, []) if row.pk not in seen]
+        seen.update(row.pk for row in found)
+        replaced.extend(found)
+        frontier = [row.pk for row in found]
     replaced.sort(key=lambda d: (d.created_at, d.pk))
     successors: list[Decision] = []
     cursor = decision
-    while cursor.superseded_by_id is not None and cursor.superseded_by_id not in seen:
-        nxt = Decision.objects.select_related("agent").get(pk=cursor.superseded_by_id)
-        seen.add(nxt.pk)
-        successors.append(nxt)
-        cursor = nxt
+    while cursor.superseded_by_id in rows and cursor.superseded_by_id not in seen:
+        cursor = rows[cursor.superseded_by_id]
+        seen.add(cursor.pk)
+        successors.append(cursor)
     return replaced, successors
 
 

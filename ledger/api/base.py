@@ -17,13 +17,16 @@ from typing import Any
 from django.conf import settings
 from django.core.cache import cache
 from django.core.exceptions import RequestDataTooBig
+from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.utils import timezone
-from ninja import NinjaAPI, Query
+from django_filters import FilterSet
+from ninja import NinjaAPI, Schema
 from ninja.errors import AuthenticationError, HttpError, ValidationError
 from ninja.security import HttpBearer
 
 from ledger import selectors
+from ledger.api.shapes import MAX_PAGE_SIZE, Paging
 from ledger.models import Agent, ApiToken, Project, TokenRole
 from ledger.services import Conflict, Invalid, LedgerError, NotFound, invalid
 from ledger.values import InvalidValue, agent_key
@@ -260,31 +263,36 @@ def route_unknown_paths() -> None:
 # ---------------------------------------------------------------------------------------------
 # Helpers shared by the route modules
 
-DEFAULT_PAGE_SIZE = 100
-MAX_PAGE_SIZE = 1000
-# The paging parameters of every list, with their range stated in the schema (`page` checks it).
-LIMIT: Any = Query(DEFAULT_PAGE_SIZE)
-LIMIT.json_schema_extra = {"minimum": 1, "maximum": MAX_PAGE_SIZE}
-OFFSET: Any = Query(0)
-OFFSET.json_schema_extra = {"minimum": 0}
+
+def listed(
+    filterset: type[FilterSet],
+    rows: QuerySet[Any],
+    filters: Schema,
+    paging: Paging,
+    response: HttpResponse,
+    **fixed: str,
+) -> list[Any]:
+    """One page of `rows` narrowed by a list's query `filters` (and the `fixed` ones its path gives)
+    through the list's FilterSet, the one the dashboard uses. A value the FilterSet refuses is a 400
+    naming each field at fault; an unset or empty filter takes the list's default."""
+    found = filterset({**filters.model_dump(exclude_none=True), **fixed}, queryset=rows)
+    if not found.is_valid():
+        details = [
+            {"field": field, "message": str(message)}
+            for field, messages in found.errors.items()
+            for message in messages
+        ]
+        raise Invalid("; ".join(f"{d['field']}: {d['message']}" for d in details), details=details)
+    return page(found.qs, response, paging)
 
 
-def checked_filter(name: str, value: str | None, allowed: list[str], *, all_ok: bool = False) -> str | None:
-    """A query-string filter whose value must be one of `allowed` (or 'all'); None/'' means no filter."""
-    if value is None or value == "":
-        return None
-    if value in allowed or (all_ok and value == "all"):
-        return value
-    choices = ", ".join([*allowed, *(["all"] if all_ok else [])])
-    raise invalid(name, f"{value!r} is not one of: {choices}")
-
-
-def page(qs: Any, response: HttpResponse, limit: int, offset: int) -> list[Any]:
+def page(qs: QuerySet[Any], response: HttpResponse, paging: Paging) -> list[Any]:
     """Slice a list: `limit` (1-1000, default 100) rows from `offset`; the total goes in X-Total-Count.
 
     An offset at or past the end is an empty page, however large: it never reaches the database,
     which could not hold it in a 64-bit OFFSET.
     """
+    limit, offset = paging.limit, paging.offset
     if not 1 <= limit <= MAX_PAGE_SIZE:
         raise invalid("limit", f"must be between 1 and {MAX_PAGE_SIZE}")
     if offset < 0:

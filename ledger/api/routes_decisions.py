@@ -2,38 +2,37 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-from django.db.models import QuerySet
+from django.db.models import Prefetch, QuerySet
 from django.http import HttpRequest, HttpResponse
-from ninja import Status
+from ninja import Query, Status
 
-from ledger import selectors, services
-from ledger.api.base import LIMIT, OFFSET, ApiRefusal, api, checked_filter, page, project_caller
+from ledger import services
+from ledger.api.base import ApiRefusal, api, listed, project_caller
 from ledger.api.routes_inbox import ERRORS, WRITE_ERRORS
-from ledger.api.shapes import (
-    DecisionCreateIn,
-    DecisionOut,
-    DecisionPatchIn,
-    agent_param,
-    decision_out,
-    filter_param,
-)
-from ledger.models import Decision, DecisionStatus, DecisionType, Project
+from ledger.api.shapes import DecisionCreateIn, DecisionOut, DecisionPatchIn, DecisionQuery, Paging
+from ledger.filters import DecisionFilter
+from ledger.models import Decision, Project
 
 DECISIONS = "/projects/{project}/decisions"
 
 
-def decision_rows(qs: QuerySet[Decision]) -> QuerySet[Decision]:
-    """Everything `decision_out` reads, in a fixed number of queries."""
-    return qs.select_related("agent", "source_entry").prefetch_related("supersedes", "revisions")
+def decision_rows(project: Project) -> QuerySet[Decision]:
+    """The project's decisions newest first, with everything `DecisionOut` reads, in a fixed number of
+    queries: the agent and the source entry joined, the replaced ids and the revisions prefetched."""
+    replaced = Decision.objects.only("id", "superseded_by_id").order_by()
+    return (
+        Decision.objects.filter(project=project)
+        .select_related("agent", "source_entry")
+        .prefetch_related(Prefetch("supersedes", queryset=replaced), "revisions")
+        .order_by("-created_at", "-id")
+    )
 
 
-def _decision(project: Project, decision_id: int) -> dict[str, Any]:
-    decision = decision_rows(Decision.objects.filter(project=project, pk=decision_id)).first()
+def _decision(project: Project, decision_id: int) -> Decision:
+    decision = decision_rows(project).filter(pk=decision_id).first()
     if decision is None:
         raise ApiRefusal(404, f"no decision {decision_id} in this project")
-    return decision_out(decision)
+    return decision
 
 
 @api.get(DECISIONS, response={200: list[DecisionOut], **ERRORS}, tags=["decisions"])
@@ -41,25 +40,16 @@ def list_decisions(
     request: HttpRequest,
     project: str,
     response: HttpResponse,
-    status: str | None = filter_param(DecisionStatus.values, all_ok=True),
-    type: str | None = filter_param(DecisionType.values),
-    agent: str | None = agent_param(),
-    limit: int = LIMIT,
-    offset: int = OFFSET,
-) -> list[dict[str, Any]]:
+    filters: Query[DecisionQuery],
+    paging: Query[Paging],
+) -> list[Decision]:
     """Decisions newest first. `status` defaults to `active`; `status=all` lists every status."""
     caller = project_caller(request, project)
-    qs = selectors.decisions(
-        caller.project,
-        status=checked_filter("status", status, DecisionStatus.values, all_ok=True) or DecisionStatus.ACTIVE,
-        type=checked_filter("type", type, DecisionType.values),
-        agent=agent,
-    )
-    return [decision_out(d) for d in page(decision_rows(qs), response, limit, offset)]
+    return listed(DecisionFilter, decision_rows(caller.project), filters, paging, response)
 
 
 @api.get(DECISIONS + "/{decision_id}", response={200: DecisionOut, **ERRORS}, tags=["decisions"])
-def get_decision(request: HttpRequest, project: str, decision_id: int) -> dict[str, Any]:
+def get_decision(request: HttpRequest, project: str, decision_id: int) -> Decision:
     caller = project_caller(request, project)
     return _decision(caller.project, decision_id)
 
@@ -70,16 +60,7 @@ def create_decision(request: HttpRequest, project: str, payload: DecisionCreateI
     caller = project_caller(request, project)
     caller.require_coordinator()
     decision = services.decision_create(
-        project=caller.project,
-        agent_name=payload.agent_name,
-        type=payload.type,
-        title=payload.title,
-        content=payload.content,
-        rationale=payload.rationale,
-        tags=payload.tags,
-        supersedes=payload.supersedes,
-        by=caller.name,
-        via="api",
+        project=caller.project, **payload.model_dump(), by=caller.name, via="api"
     )
     return Status(201, _decision(caller.project, decision.pk))
 
@@ -87,19 +68,11 @@ def create_decision(request: HttpRequest, project: str, payload: DecisionCreateI
 @api.patch(DECISIONS + "/{decision_id}", response={200: DecisionOut, **WRITE_ERRORS}, tags=["decisions"])
 def patch_decision(
     request: HttpRequest, project: str, decision_id: int, payload: DecisionPatchIn
-) -> dict[str, Any]:
+) -> Decision:
     """Edit text (a revision keeps the old text) and/or change status: archive, or supersede."""
     caller = project_caller(request, project)
     caller.require_coordinator()
     services.decision_update(
-        project=caller.project,
-        decision_id=decision_id,
-        by=caller.name,
-        via="api",
-        title=payload.title,
-        content=payload.content,
-        rationale=payload.rationale,
-        status=payload.status,
-        superseded_by_id=payload.superseded_by_id,
+        project=caller.project, decision_id=decision_id, by=caller.name, via="api", **payload.model_dump()
     )
     return _decision(caller.project, decision_id)

@@ -5,34 +5,22 @@ from __future__ import annotations
 from typing import Any
 
 from django.http import HttpRequest, HttpResponse
-from ninja import Status
+from ninja import Query, Status
 
 from ledger import selectors, services
-from ledger.api.base import (
-    LIMIT,
-    OFFSET,
-    ApiRefusal,
-    Caller,
-    api,
-    checked_filter,
-    invalid,
-    page,
-    project_caller,
-)
+from ledger.api.base import ApiRefusal, Caller, api, invalid, listed, project_caller
 from ledger.api.shapes import (
     EntryOut,
     EntrySubmitIn,
     ErrorOut,
+    InboxQuery,
     MergeOut,
+    Paging,
     RejectIn,
     RejectOut,
-    agent_param,
-    entry_out,
-    filter_param,
-    query_param,
 )
-from ledger.models import EntryStatus, EntryType, InboxEntry, Source
-from ledger.services import RUN_ID_MAX_LENGTH
+from ledger.filters import InboxFilter
+from ledger.models import InboxEntry, Source
 
 INBOX = "/projects/{project}/decisions/inbox"
 ERRORS: dict[int, Any] = {
@@ -65,18 +53,11 @@ def submit_entry(request: HttpRequest, project: str, payload: EntrySubmitIn) -> 
         caller.require_agent(agent_name)
     result = services.entry_submit(
         project=caller.project,
+        **payload.model_dump(exclude={"agent_name"}),
         agent_name=agent_name,
-        slug=payload.slug,
-        type=payload.type,
-        title=payload.title,
-        content=payload.content,
-        rationale=payload.rationale,
-        tags=payload.tags,
-        importance=payload.importance,
-        run_id=payload.run_id,
         source=Source.COORDINATOR if caller.is_coordinator else Source.AGENT,
     )
-    return Status(201 if result.created else 200, entry_out(result.entry))
+    return Status(201 if result.created else 200, result.entry)
 
 
 @api.get(INBOX, response={200: list[EntryOut], **ERRORS}, tags=["inbox"])
@@ -84,24 +65,17 @@ def list_entries(
     request: HttpRequest,
     project: str,
     response: HttpResponse,
-    status: str | None = filter_param(EntryStatus.values, all_ok=True),
-    type: str | None = filter_param(EntryType.values),
-    agent: str | None = agent_param(),
-    run_id: str | None = query_param(maxLength=RUN_ID_MAX_LENGTH),
-    limit: int = LIMIT,
-    offset: int = OFFSET,
-) -> list[dict[str, Any]]:
+    filters: Query[InboxQuery],
+    paging: Query[Paging],
+) -> list[InboxEntry]:
     """Entries newest first. `status` defaults to `pending`; `status=all` lists every status."""
     caller = project_caller(request, project)
-    qs = selectors.inbox_entries(
-        caller.project,
-        status=checked_filter("status", status, EntryStatus.values, all_ok=True) or EntryStatus.PENDING,
-        type=checked_filter("type", type, EntryType.values),
-        agent=agent,
-        run_id=run_id,
+    rows = (
+        InboxEntry.objects.filter(project=caller.project)
+        .select_related("agent")
+        .order_by("-created_at", "-id")
     )
-    qs = selectors.entries_visible_to(qs, caller.agent)
-    return [entry_out(entry) for entry in page(qs, response, limit, offset)]
+    return listed(InboxFilter, selectors.entries_visible_to(rows, caller.agent), filters, paging, response)
 
 
 def _entry(caller: Caller, entry_id: int) -> InboxEntry:
@@ -114,21 +88,18 @@ def _entry(caller: Caller, entry_id: int) -> InboxEntry:
 
 
 @api.get(INBOX + "/{entry_id}", response={200: EntryOut, **ERRORS}, tags=["inbox"])
-def get_entry(request: HttpRequest, project: str, entry_id: int) -> dict[str, Any]:
+def get_entry(request: HttpRequest, project: str, entry_id: int) -> InboxEntry:
     caller = project_caller(request, project)
-    return entry_out(_entry(caller, entry_id))
+    return _entry(caller, entry_id)
 
 
 def _merge(request: HttpRequest, project: str, entry_id: int) -> Status:
     caller = project_caller(request, project)
     caller.require_coordinator()
-    entry = services.entry_merge(project=caller.project, entry_id=entry_id, by=caller.name, via="api")
-    body: dict[str, Any] = {"id": entry.pk, "status": entry.status, "merged_at": entry.merged_at}
-    if entry.decision_id is not None:
-        body["decision_id"] = entry.decision_id
-    else:
-        body["memory_id"] = entry.memory_id
-    return Status(201, body)
+    # The route leaves out the one of `decision_id` and `memory_id` that is null.
+    return Status(
+        201, services.entry_merge(project=caller.project, entry_id=entry_id, by=caller.name, via="api")
+    )
 
 
 @api.post(
@@ -150,20 +121,13 @@ def promote_entry(request: HttpRequest, project: str, entry_id: int) -> Status:
 @api.post(INBOX + "/{entry_id}/reject", response={200: RejectOut, **WRITE_ERRORS}, tags=["inbox"])
 def reject_entry(
     request: HttpRequest, project: str, entry_id: int, payload: RejectIn | None = None
-) -> dict[str, Any]:
+) -> InboxEntry:
     caller = project_caller(request, project)
     caller.require_coordinator()
-    entry = services.entry_reject(
+    return services.entry_reject(
         project=caller.project,
         entry_id=entry_id,
         by=caller.name,
         reason=payload.reason if payload else "",
         via="api",
     )
-    return {
-        "id": entry.pk,
-        "status": entry.status,
-        "reason": entry.reason,
-        "reviewed_by": entry.reviewed_by,
-        "reviewed_at": entry.reviewed_at,
-    }

@@ -8,39 +8,31 @@ private memory of another agent, and every write for another agent, is refused w
 
 from __future__ import annotations
 
-from typing import Any
-
+from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
-from ninja import Status
+from ninja import Query, Status
 
 from ledger import selectors, services
-from ledger.api.base import (
-    LIMIT,
-    OFFSET,
-    ApiRefusal,
-    Caller,
-    api,
-    checked_filter,
-    invalid,
-    page,
-    project_caller,
-)
+from ledger.api.base import ApiRefusal, Caller, api, listed, project_caller
 from ledger.api.routes_inbox import ERRORS, WRITE_ERRORS
 from ledger.api.shapes import (
+    AgentMemoryQuery,
     EntryOut,
     MemoryIn,
     MemoryOut,
     MemoryPatchIn,
-    agent_param,
-    entry_out,
-    filter_param,
-    memory_out,
-    query_param,
+    MemoryQuery,
+    Paging,
 )
-from ledger.models import AgentMemory, Importance, MemoryStatus, MemoryType, Source
+from ledger.filters import MemoryFilter
+from ledger.models import AgentMemory, Source
 from ledger.values import CROSS_TEAM_TAG, InvalidValue, normalize_tags
 
 AGENT_MEMORY = "/projects/{project}/agents/{name}/memory"
+
+
+def _visible(caller: Caller) -> QuerySet[AgentMemory]:
+    return selectors.memories_visible_to(caller.project, caller.agent).order_by("-created_at", "-id")
 
 
 @api.get("/projects/{project}/memory", response={200: list[MemoryOut], **ERRORS}, tags=["memory"])
@@ -48,31 +40,12 @@ def search_memory(
     request: HttpRequest,
     project: str,
     response: HttpResponse,
-    type: str | None = filter_param(MemoryType.values),
-    tags: str | None = query_param(),
-    agent: str | None = agent_param(),
-    q: str | None = query_param(),
-    importance: str | None = filter_param(Importance.values),
-    status: str | None = filter_param(MemoryStatus.values, all_ok=True),
-    limit: int = LIMIT,
-    offset: int = OFFSET,
-) -> list[dict[str, Any]]:
+    filters: Query[MemoryQuery],
+    paging: Query[Paging],
+) -> list[AgentMemory]:
     """Project-wide search, newest first: `tags` matches whole tags (any of them), `q` the text."""
     caller = project_caller(request, project)
-    try:
-        qs = selectors.memories_search(
-            caller.project,
-            viewer=caller.agent,
-            type=checked_filter("type", type, MemoryType.values),
-            tags=tags,
-            agent=agent,
-            q=q,
-            importance=checked_filter("importance", importance, Importance.values),
-            status=checked_filter("status", status, MemoryStatus.values, all_ok=True) or MemoryStatus.ACTIVE,
-        )
-    except InvalidValue as exc:  # too many tags
-        raise invalid("tags", str(exc)) from exc
-    return [memory_out(m) for m in page(qs, response, limit, offset)]
+    return listed(MemoryFilter, _visible(caller), filters, paging, response)
 
 
 @api.get(AGENT_MEMORY, response={200: list[MemoryOut], **ERRORS}, tags=["memory"])
@@ -81,22 +54,11 @@ def list_agent_memory(
     project: str,
     name: str,
     response: HttpResponse,
-    type: str | None = filter_param(MemoryType.values),
-    importance: str | None = filter_param(Importance.values),
-    status: str | None = filter_param(MemoryStatus.values, all_ok=True),
-    limit: int = LIMIT,
-    offset: int = OFFSET,
-) -> list[dict[str, Any]]:
+    filters: Query[AgentMemoryQuery],
+    paging: Query[Paging],
+) -> list[AgentMemory]:
     caller = project_caller(request, project)
-    qs = selectors.memories_search(
-        caller.project,
-        viewer=caller.agent,
-        agent=name,
-        type=checked_filter("type", type, MemoryType.values),
-        importance=checked_filter("importance", importance, Importance.values),
-        status=checked_filter("status", status, MemoryStatus.values, all_ok=True) or MemoryStatus.ACTIVE,
-    )
-    return [memory_out(m) for m in page(qs, response, limit, offset)]
+    return listed(MemoryFilter, _visible(caller), filters, paging, response, agent=name)
 
 
 @api.post(AGENT_MEMORY, response={201: MemoryOut, 202: EntryOut, **WRITE_ERRORS}, tags=["memory"])
@@ -109,27 +71,17 @@ def record_memory(request: HttpRequest, project: str, name: str, payload: Memory
     caller = project_caller(request, project)
     caller.require_agent(name, "name")
     if caller.agent is not None and CROSS_TEAM_TAG in _tags(payload.tags):
-        result = services.memory_propose(
-            project=caller.project,
-            agent_name=caller.agent.name,
-            type=payload.type,
-            content=payload.content,
-            importance=payload.importance,
-            tags=payload.tags,
-        )
-        return Status(202, entry_out(result.entry))
+        proposal = payload.model_dump(exclude={"session_id"})
+        result = services.memory_propose(project=caller.project, agent_name=caller.agent.name, **proposal)
+        return Status(202, result.entry)
     memory = services.memory_record(
         project=caller.project,
         agent_name=name if caller.is_coordinator else caller.agent.name,  # type: ignore[union-attr]
-        type=payload.type,
-        importance=payload.importance,
-        content=payload.content,
-        tags=payload.tags,
-        session_id=payload.session_id,
+        **payload.model_dump(),
         source=Source.COORDINATOR if caller.is_coordinator else Source.AGENT,
         injected_by=caller.name if caller.is_coordinator else "",
     )
-    return Status(201, memory_out(memory))
+    return Status(201, memory)
 
 
 def _tags(raw: object) -> list[str]:
@@ -166,15 +118,15 @@ def _memory(caller: Caller, name: str, memory_id: int) -> AgentMemory:
 
 
 @api.get(AGENT_MEMORY + "/{memory_id}", response={200: MemoryOut, **ERRORS}, tags=["memory"])
-def get_memory(request: HttpRequest, project: str, name: str, memory_id: int) -> dict[str, Any]:
+def get_memory(request: HttpRequest, project: str, name: str, memory_id: int) -> AgentMemory:
     caller = project_caller(request, project)
-    return memory_out(_memory(caller, name, memory_id))
+    return _memory(caller, name, memory_id)
 
 
 @api.patch(AGENT_MEMORY + "/{memory_id}", response={200: MemoryOut, **WRITE_ERRORS}, tags=["memory"])
 def patch_memory(
     request: HttpRequest, project: str, name: str, memory_id: int, payload: MemoryPatchIn
-) -> dict[str, Any]:
+) -> AgentMemory:
     """Edit content, importance, tags or status (`archived` replaces deleting)."""
     caller = project_caller(request, project)
     memory = _memory(caller, name, memory_id)
@@ -185,14 +137,6 @@ def patch_memory(
             "what other agents see changes only through review: record a new memory tagged "
             f"{CROSS_TEAM_TAG!r} to propose it (archiving is allowed)",
         )
-    memory = services.memory_edit(
-        project=caller.project,
-        memory_id=memory.pk,
-        by=caller.name,
-        via="api",
-        content=payload.content,
-        importance=payload.importance,
-        tags=payload.tags,
-        status=payload.status,
+    return services.memory_edit(
+        project=caller.project, memory_id=memory.pk, by=caller.name, via="api", **payload.model_dump()
     )
-    return memory_out(memory)

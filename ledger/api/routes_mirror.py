@@ -64,21 +64,17 @@ def _mirror(request: HttpRequest, project: str, kind: str) -> Status:
     return Status(200 if result.report is not None else 503, result.as_dict())
 
 
-@api.post(
-    "/projects/{project}/memory/export",
-    response={200: dict[str, Any], 503: dict[str, Any], **WRITE_ERRORS},
-    tags=["mirror"],
-)
+# 503 with the report when the mirror could not run at all.
+MIRROR_ANSWERS: dict[int, Any] = {200: dict[str, Any], 503: dict[str, Any], **WRITE_ERRORS}
+
+
+@api.post("/projects/{project}/memory/export", response=MIRROR_ANSWERS, tags=["mirror"])
 def export_mirror(request: HttpRequest, project: str) -> Status:
     """Write the files Canon owns in the workspace now; per file: written, kept, backed up."""
     return _mirror(request, project, MirrorKind.EXPORT)
 
 
-@api.post(
-    "/projects/{project}/memory/import",
-    response={200: dict[str, Any], 503: dict[str, Any], **WRITE_ERRORS},
-    tags=["mirror"],
-)
+@api.post("/projects/{project}/memory/import", response=MIRROR_ANSWERS, tags=["mirror"])
 def import_mirror(request: HttpRequest, project: str) -> Status:
     """Adopt the team's files now (decision log, inbox, histories, now.md); report per file what happened."""
     return _mirror(request, project, MirrorKind.IMPORT)

@@ -6,20 +6,19 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Annotated, Any
 
+from django_filters import FilterSet
 from ninja import Query, Schema
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr, model_validator
 
+from ledger.filters import DecisionFilter, InboxFilter, MemoryFilter
 from ledger.models import (
-    AgentMemory,
     Decision,
     DecisionStatus,
     DecisionType,
     EntryType,
     Importance,
-    InboxEntry,
     MemoryStatus,
     MemoryType,
-    Session,
 )
 from ledger.services import RUN_ID_MAX_LENGTH, SESSION_ID_MAX_LENGTH, TITLE_MAX_LENGTH
 from ledger.values import AGENT_NAME_MAX_LENGTH, MAX_TAGS, TAG_MAX_LENGTH
@@ -83,17 +82,67 @@ def query_param(default: Any = None, **rules: Any) -> Any:
     return param
 
 
-def filter_param(values: list[str], *, all_ok: bool = False) -> Any:
-    """An optional query filter that takes one of `values` (and `all` where it lists every status)."""
-    return query_param(enum=[*values, *(["all"] if all_ok else [])])
-
-
 def agent_param(default: Any = None) -> Any:
     return query_param(default, **AGENT_NAME)
 
 
+def _filter(**rules: Any) -> Any:
+    """An optional query filter with `rules` stated, a field of a list's query (`InboxQuery`, …)."""
+    return Field(None, json_schema_extra=stated_param(**rules))
+
+
+def _choice(filterset: type[FilterSet], name: str) -> Any:
+    """An optional query filter stated as taking the values its FilterSet takes (`all` included where
+    it lists every status): the enum is read from the filter, so the two cannot drift apart."""
+    return _filter(enum=[str(value) for value, _ in filterset.base_filters[name].extra["choices"]])
+
+
 def _field(default: Any = ..., **rules: Any) -> Any:
     return Field(default, json_schema_extra=stated(**rules))
+
+
+# ---------------------------------------------------------------------------------------------
+# The query parameters of the lists. Each list narrows its rows with the dashboard's FilterSet
+# (ledger/filters.py), which checks the values; these state them in the schema.
+
+DEFAULT_PAGE_SIZE = 100
+MAX_PAGE_SIZE = 1000
+
+
+class Paging(Schema):
+    """`limit` rows from `offset` (`ledger.api.base.page` checks the ranges stated here)."""
+
+    limit: int = Field(DEFAULT_PAGE_SIZE, json_schema_extra={"minimum": 1, "maximum": MAX_PAGE_SIZE})
+    offset: int = Field(0, json_schema_extra={"minimum": 0})
+
+
+class InboxQuery(Schema):
+    status: str | None = _choice(InboxFilter, "status")
+    type: str | None = _choice(InboxFilter, "type")
+    agent: str | None = _filter(**AGENT_NAME)
+    run_id: str | None = _filter(maxLength=RUN_ID_MAX_LENGTH)
+
+
+class DecisionQuery(Schema):
+    status: str | None = _choice(DecisionFilter, "status")
+    type: str | None = _choice(DecisionFilter, "type")
+    agent: str | None = _filter(**AGENT_NAME)
+
+
+class MemoryQuery(Schema):
+    type: str | None = _choice(MemoryFilter, "type")
+    tags: str | None = _filter()
+    agent: str | None = _filter(**AGENT_NAME)
+    q: str | None = _filter()
+    importance: str | None = _choice(MemoryFilter, "importance")
+    status: str | None = _choice(MemoryFilter, "status")
+
+
+# One agent's memories: the agent is in the path.
+class AgentMemoryQuery(Schema):
+    type: str | None = _choice(MemoryFilter, "type")
+    importance: str | None = _choice(MemoryFilter, "importance")
+    status: str | None = _choice(MemoryFilter, "status")
 
 
 class In(BaseModel):
@@ -202,9 +251,12 @@ class ErrorOut(Schema):
     details: list[dict[str, str]] = []
 
 
+# Responses: the routes return model instances, read through these (`agent.name` follows the relation).
+
+
 class EntryOut(Schema):
     id: int
-    agent_name: str
+    agent_name: str = Field(alias="agent.name")
     slug: str
     type: str
     title: str
@@ -249,9 +301,11 @@ class RevisionOut(Schema):
     changed_at: datetime
 
 
+# Reads each decision's `supersedes`, `revisions` and `source_entry`: `routes_decisions.decision_rows`
+# prefetches and selects them, so that a list's queries do not grow with its rows.
 class DecisionOut(Schema):
     id: int
-    agent_name: str
+    agent_name: str = Field(alias="agent.name")
     type: str
     status: str
     title: str
@@ -265,10 +319,19 @@ class DecisionOut(Schema):
     created_at: datetime
     updated_at: datetime
 
+    @staticmethod
+    def resolve_supersedes(decision: Decision) -> list[int]:
+        return sorted(old.pk for old in decision.supersedes.all())
+
+    @staticmethod
+    def resolve_source_entry_id(decision: Decision) -> int | None:
+        entry = getattr(decision, "source_entry", None)  # the reverse one-to-one: absent raises
+        return entry.pk if entry is not None else None
+
 
 class MemoryOut(Schema):
     id: int
-    agent_name: str
+    agent_name: str = Field(alias="agent.name")
     type: str
     importance: str
     content: str
@@ -291,89 +354,3 @@ class SessionOut(Schema):
     serialized_state: Any
     started_at: datetime
     ended_at: datetime | None
-
-
-def entry_out(entry: InboxEntry) -> dict[str, Any]:
-    return {
-        "id": entry.pk,
-        "agent_name": entry.agent.name,
-        "slug": entry.slug,
-        "type": entry.type,
-        "title": entry.title,
-        "content": entry.content,
-        "rationale": entry.rationale,
-        "tags": list(entry.tags),
-        "importance": entry.importance,
-        "run_id": entry.run_id,
-        "status": entry.status,
-        "decision_id": entry.decision_id,
-        "memory_id": entry.memory_id,
-        "merged_at": entry.merged_at,
-        "reviewed_by": entry.reviewed_by,
-        "reviewed_at": entry.reviewed_at,
-        "reason": entry.reason,
-        "source": entry.source,
-        "created_at": entry.created_at,
-        "updated_at": entry.updated_at,
-    }
-
-
-def decision_out(decision: Decision) -> dict[str, Any]:
-    """Expects `supersedes` and `revisions` prefetched and `source_entry` selected (see `decision_rows`)."""
-    source_entry = getattr(decision, "source_entry", None)
-    return {
-        "id": decision.pk,
-        "agent_name": decision.agent.name,
-        "type": decision.type,
-        "status": decision.status,
-        "title": decision.title,
-        "content": decision.content,
-        "rationale": decision.rationale,
-        "tags": list(decision.tags),
-        "superseded_by_id": decision.superseded_by_id,
-        "supersedes": sorted(old.pk for old in decision.supersedes.all()),
-        "source_entry_id": source_entry.pk if source_entry is not None else None,
-        "revisions": [
-            {
-                "title": r.title,
-                "content": r.content,
-                "rationale": r.rationale,
-                "changed_by": r.changed_by,
-                "changed_at": r.changed_at,
-            }
-            for r in decision.revisions.all()
-        ],
-        "created_at": decision.created_at,
-        "updated_at": decision.updated_at,
-    }
-
-
-def memory_out(memory: AgentMemory) -> dict[str, Any]:
-    return {
-        "id": memory.pk,
-        "agent_name": memory.agent.name,
-        "type": memory.type,
-        "importance": memory.importance,
-        "content": memory.content,
-        "tags": list(memory.tags),
-        "session_id": memory.session_id,
-        "source": memory.source,
-        "injected_by": memory.injected_by,
-        "content_sha256": memory.content_sha256,
-        "tokens": memory.tokens,
-        "status": memory.status,
-        "created_at": memory.created_at,
-        "updated_at": memory.updated_at,
-    }
-
-
-def session_out(session: Session) -> dict[str, Any]:
-    return {
-        "session_id": session.session_id,
-        "focus_area": session.focus_area,
-        "active_issues": list(session.active_issues),
-        "summary": session.summary,
-        "serialized_state": session.serialized_state,
-        "started_at": session.started_at,
-        "ended_at": session.ended_at,
-    }

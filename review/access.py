@@ -7,13 +7,17 @@ a project, so its existence does not leak. Superusers see and act on every proje
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TypeVar
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.core.exceptions import PermissionDenied
-from django.db.models import QuerySet
+from django.db.models import Model, QuerySet
 from django.http import Http404, HttpRequest
+from django.shortcuts import get_object_or_404
 
 from ledger.models import MemberRole, Membership, Project
+
+M = TypeVar("M", bound=Model)
 
 
 @dataclass
@@ -48,3 +52,9 @@ def project_for_user(request: HttpRequest, slug: str, *, act: bool = False) -> P
     if act and not access.can_act:
         raise PermissionDenied("viewers can read this project but not change it")
     return access
+
+
+def in_project(access: ProjectAccess, rows: type[M] | QuerySet[M], pk: int) -> M:
+    """Row `pk` of the project the reviewer is in; Http404 for a row of any other project, as for a
+    project they are not a member of."""
+    return get_object_or_404(rows, project=access.project, pk=pk)

@@ -32,8 +32,13 @@ def ago(value: datetime | None) -> str:
 
 @register.simple_tag(takes_context=True)
 def query_with(context: template.Context, **changes: object) -> str:
-    """The current query string with some parameters replaced (pagination that keeps the filters)."""
-    params = context["request"].GET.copy()
+    """The list's query string with some parameters replaced (pagination that keeps the filters).
+
+    The list's parameters are `params` when the view says which they are (a list shown again after an
+    action posted elsewhere), else the request's own.
+    """
+    shown = context.get("params")
+    params = (context["request"].GET if shown is None else shown).copy()
     for key, value in changes.items():
         if value in (None, ""):
             params.pop(key, None)

@@ -8,7 +8,7 @@ from django.urls import reverse
 
 from ledger import services
 from ledger.models import EntryStatus, InboxEntry
-from review import views_ledger
+from review.views import memory as memory_views
 
 INBOX = "/p/alpha/inbox/"
 MEMORY = "/p/alpha/memory/"
@@ -159,7 +159,7 @@ def test_the_memory_page_filters_flagged_only(lead, project):
 
 
 def test_flagged_only_reads_a_bounded_number_of_recent_memories(lead, project, monkeypatch):
-    monkeypatch.setattr(views_ledger, "FLAGGED_SCAN", 2)
+    monkeypatch.setattr(memory_views, "FLAGGED_SCAN", 2)
     old = remember(project, SUSPICIOUS["heading"])
     remember(project, PLAIN)
     recent = remember(project, SUSPICIOUS["fullwidth"])

@@ -1,0 +1,274 @@
+"""Decisions: the list (and retyping from it), recording one, and a decision's page with its history
+and the forms that edit, supersede and archive it (docs/dashboard.md).
+
+Every refusal is a message. Where something was typed (a decision's text, a replacement written on
+the spot, a new decision) it answers 400 with the page and the form as typed; the other actions go
+back to where they came from.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import HttpResponse, HttpResponseRedirect, QueryDict
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_POST
+
+from ledger import selectors, services
+from ledger.models import AuditEvent, Decision, DecisionStatus, DecisionType
+from review.access import ProjectAccess, in_project, project_for_user
+from review.filters import DecisionFilter
+from review.forms import DecisionForm, DecisionTextForm, RetypeForm, SupersedeForm
+from review.views.base import (
+    HtmxHttpRequest,
+    attempt,
+    paginate,
+    project_context,
+    refused,
+    render_list,
+    submit,
+)
+
+# The "supersede by an existing decision" menu lists this many of the most recent active decisions.
+SUPERSEDE_CHOICES = 200
+
+
+def _render_decisions(
+    request: HtmxHttpRequest,
+    access: ProjectAccess,
+    params: QueryDict,
+    *,
+    status: int = 200,
+    record: DecisionForm | None = None,
+) -> HttpResponse:
+    """The decision list filtered by `params`; `record` is the "record a decision" form as typed."""
+    base = (
+        Decision.objects.filter(project=access.project).select_related("agent").order_by("-created_at", "-id")
+    )
+    filterset = DecisionFilter(params, queryset=base)
+    rows = filterset.qs if filterset.is_valid() else Decision.objects.none()
+    context = project_context(
+        access,
+        nav="decisions",
+        filter=filterset,
+        page=paginate(rows, params.get("page")),
+        types=DecisionType.choices,
+        params=params,
+        query=params.urlencode(),
+        record=record or DecisionForm(),
+    )
+    return render_list(request, "review/decisions.html", "decision-list", context, status=status)
+
+
+@require_GET
+@login_required
+def decision_list(request: HtmxHttpRequest, project: str) -> HttpResponse:
+    access = project_for_user(request, project)
+    return _render_decisions(request, access, request.GET)
+
+
+def _decision_list_url(target: str, listing: str) -> str:
+    """`target` when it is the decision list with a query string (its filters), else the bare list.
+
+    The query string is parsed and encoded again, so the redirect never leaves the list.
+    """
+    path, _, query = target.partition("?")
+    if path != listing or not query:
+        return listing
+    return f"{listing}?{QueryDict(query).urlencode()}"
+
+
+def _retyped(changed: list[Decision], new_type: str) -> str:
+    if not changed:
+        return f"Nothing changed: the selected decisions are already {new_type}."
+    if len(changed) == 1:
+        return f"1 decision is now {new_type}."
+    return f"{len(changed)} decisions are now {new_type}."
+
+
+@require_POST
+@login_required
+def decision_retype(request: HtmxHttpRequest, project: str) -> HttpResponse:
+    """Give the selected decisions one type: an adopted log arrives `technical` until someone sorts it."""
+    access = project_for_user(request, project, act=True)
+    listing = _decision_list_url(
+        request.POST.get("next", ""), reverse("review:decisions", args=[access.project.slug])
+    )
+    form = RetypeForm(request.POST)
+    changed = submit(
+        form,
+        lambda data: services.decisions_retype(
+            project=access.project,
+            decision_ids=data["ids"],
+            type=data["type"],
+            by=request.user.get_username(),
+            via="dashboard",
+        ),
+    )
+    refused(request, form)
+    if changed is not None:
+        messages.success(request, _retyped(changed, form.cleaned_data["type"]))
+    if request.htmx:
+        # The list again, with the filters it was showing.
+        params = QueryDict(listing.partition("?")[2])
+        return _render_decisions(request, access, params, status=200 if form.is_valid() else 400)
+    return HttpResponseRedirect(listing)
+
+
+def _create(access: ProjectAccess, by: str, data: dict[str, Any], supersedes: list[int]) -> Decision:
+    """A new active decision from `DecisionForm`'s data, by the agent named there or the reviewer."""
+    return services.decision_create(
+        project=access.project,
+        agent_name=data["agent_name"] or by,
+        type=data["type"],
+        title=data["title"],
+        content=data["content"],
+        rationale=data["rationale"],
+        supersedes=supersedes,
+        by=by,
+        via="dashboard",
+    )
+
+
+@require_POST
+@login_required
+def decision_new(request: HtmxHttpRequest, project: str) -> HttpResponse:
+    access = project_for_user(request, project, act=True)
+    form = DecisionForm(request.POST)
+    decision = submit(form, lambda data: _create(access, request.user.get_username(), data, []))
+    if decision is None:
+        # The list with the form as typed, rather than losing what was written.
+        refused(request, form)
+        return _render_decisions(request, access, QueryDict(), status=400, record=form)
+    messages.success(request, "Decision recorded.")
+    return redirect("review:decision", access.project.slug, decision.pk)
+
+
+def _decision(access: ProjectAccess, decision_id: int) -> Decision:
+    return in_project(access, Decision.objects.select_related("agent", "superseded_by"), decision_id)
+
+
+def _decision_page(
+    request: HtmxHttpRequest,
+    access: ProjectAccess,
+    decision: Decision,
+    *,
+    status: int = 200,
+    edit: DecisionTextForm | None = None,
+    replacement: DecisionForm | None = None,
+) -> HttpResponse:
+    """The decision page; `edit` and `replacement` are its forms as typed, after a refusal."""
+    replaced, successors = selectors.decision_chain(decision)
+    choices = (
+        Decision.objects.filter(project=access.project, status=DecisionStatus.ACTIVE)
+        .exclude(pk=decision.pk)
+        .order_by("-created_at", "-id")[:SUPERSEDE_CHOICES]
+    )
+    text = {"title": decision.title, "content": decision.content, "rationale": decision.rationale}
+    return render(
+        request,
+        "review/decision.html",
+        project_context(
+            access,
+            nav="decisions",
+            decision=decision,
+            revisions=decision.revisions.all(),
+            replaced=replaced,
+            successors=successors,
+            source_entry=getattr(decision, "source_entry", None),
+            choices=choices,
+            types=DecisionType.choices,
+            runs=selectors.runs_told_decision(decision, limit=50),
+            trail=AuditEvent.objects.filter(object_type="decision", object_id=decision.pk),
+            edit=edit or DecisionTextForm(initial=text),
+            replacement=replacement or DecisionForm(initial={"type": decision.type}),
+        ),
+        status=status,
+    )
+
+
+@require_GET
+@login_required
+def decision_page(request: HtmxHttpRequest, project: str, decision_id: int) -> HttpResponse:
+    access = project_for_user(request, project)
+    return _decision_page(request, access, _decision(access, decision_id))
+
+
+@require_POST
+@login_required
+def decision_edit(request: HtmxHttpRequest, project: str, decision_id: int) -> HttpResponse:
+    access = project_for_user(request, project, act=True)
+    decision = _decision(access, decision_id)
+    form = DecisionTextForm(request.POST)
+    edited = submit(
+        form,
+        lambda data: services.decision_edit(
+            project=access.project,
+            decision_id=decision.pk,
+            by=request.user.get_username(),
+            via="dashboard",
+            **data,
+        ),
+    )
+    if edited is None:
+        refused(request, form)
+        return _decision_page(request, access, decision, status=400, edit=form)
+    if edited.updated_at == decision.updated_at:
+        messages.success(request, "Nothing to save: the text is unchanged.")
+    else:
+        messages.success(request, "Saved. The previous text is kept as a revision.")
+    return redirect("review:decision", access.project.slug, decision.pk)
+
+
+@require_POST
+@login_required
+def decision_archive(request: HtmxHttpRequest, project: str, decision_id: int) -> HttpResponse:
+    access = project_for_user(request, project, act=True)
+    decision = _decision(access, decision_id)
+    archived, error = attempt(
+        lambda: services.decision_archive(
+            project=access.project, decision_id=decision.pk, by=request.user.get_username(), via="dashboard"
+        )
+    )
+    if archived is None:
+        messages.error(request, error)
+    else:
+        messages.success(request, "Archived.")
+    return redirect("review:decision", access.project.slug, decision.pk)
+
+
+@require_POST
+@login_required
+def decision_supersede(request: HtmxHttpRequest, project: str, decision_id: int) -> HttpResponse:
+    """Supersede by an existing active decision (`superseded_by`), or by a new one written here
+    (`mode=new`), which a refusal shows again as typed rather than losing it."""
+    access = project_for_user(request, project, act=True)
+    decision = _decision(access, decision_id)
+    by = request.user.get_username()
+    if request.POST.get("mode") == "new":
+        replacement = DecisionForm(request.POST)
+        new = submit(replacement, lambda data: _create(access, by, data, [decision.pk]))
+        if new is None:
+            refused(request, replacement)
+            return _decision_page(request, access, decision, status=400, replacement=replacement)
+        messages.success(request, "Superseded. The chain is shown below.")
+        return redirect("review:decision", access.project.slug, new.pk)
+    form = SupersedeForm(request.POST)
+    superseded = submit(
+        form,
+        lambda data: services.decision_supersede(
+            project=access.project,
+            decision_id=decision.pk,
+            superseded_by_id=data["superseded_by"],
+            by=by,
+            via="dashboard",
+        ),
+    )
+    if superseded is None:
+        refused(request, form)
+    else:
+        messages.success(request, "Superseded. The chain is shown below.")
+    return redirect("review:decision", access.project.slug, decision.pk)

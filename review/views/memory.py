@@ -1,0 +1,139 @@
+"""Agents' memory: the list, and a memory's importance, tags and archiving (docs/dashboard.md).
+
+An action answers an htmx request with the memory's row (a refusal or a note in it) and a plain form
+post with a redirect back to the list it came from.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib.auth.decorators import login_required
+from django.http import HttpResponse
+from django.shortcuts import render
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_POST
+
+from ledger import services
+from ledger.models import AgentMemory, Importance, MemoryStatus
+from review.access import ProjectAccess, in_project, project_for_user
+from review.filters import MemoryFilter
+from review.forms import MemoryEditForm, problems
+from review.inspect import flags
+from review.views.base import (
+    HtmxHttpRequest,
+    attempt,
+    paginate,
+    project_context,
+    redirect_back,
+    render_list,
+    submit,
+)
+
+# "Flagged only" reads at most this many of the most recent matching memories.
+FLAGGED_SCAN = 2000
+
+
+def _with_flags(items: list[Any]) -> list[Any]:
+    """`items` (memories) each with `flags`, what a reviewer should know about its content."""
+    for item in items:
+        if not hasattr(item, "flags"):
+            item.flags = flags(item.content)
+    return items
+
+
+@require_GET
+@login_required
+def memory_list(request: HtmxHttpRequest, project: str) -> HttpResponse:
+    access = project_for_user(request, project)
+    base = (
+        AgentMemory.objects.filter(project=access.project)
+        .select_related("agent")
+        .order_by("-created_at", "-id")
+    )
+    filterset = MemoryFilter(request.GET, queryset=base)
+    valid = filterset.is_valid()
+    rows = filterset.qs if valid else AgentMemory.objects.none()
+    flagged_only = valid and bool(filterset.form.cleaned_data.get("flagged"))
+    recent: list[AgentMemory] = []
+    if flagged_only:
+        # Flags are computed from the text: read a bounded number of recent rows and keep the flagged.
+        recent = list(rows[:FLAGGED_SCAN])
+    page = paginate(
+        [m for m in _with_flags(recent) if m.flags] if flagged_only else rows, request.GET.get("page")
+    )
+    page.object_list = _with_flags(list(page.object_list))
+    context = project_context(
+        access,
+        nav="memory",
+        filter=filterset,
+        page=page,
+        params=request.GET,
+        importances=Importance.choices,
+        flagged_only=flagged_only,
+        scanned=len(recent),
+        scan_limit=FLAGGED_SCAN,
+    )
+    return render_list(request, "review/memory.html", "memory-list", context)
+
+
+def _said(before: AgentMemory, after: AgentMemory | None) -> str:
+    """What an edit of `before` did, now that it is `after` (nothing when it was refused)."""
+    if after is None:
+        return ""
+    if after.updated_at == before.updated_at:
+        return "Nothing to save: unchanged."
+    if after.status == MemoryStatus.ARCHIVED:
+        return f"Memory {after.pk} archived."
+    return f"Memory {after.pk} saved."
+
+
+def _answer(
+    request: HtmxHttpRequest, access: ProjectAccess, item: AgentMemory, *, note: str, error: str
+) -> HttpResponse:
+    """The memory's row for htmx (the refusal or the note in it), else the list it came from with a
+    message."""
+    if request.htmx:
+        item = AgentMemory.objects.select_related("agent").get(pk=item.pk)
+        _with_flags([item])
+        return render(
+            request,
+            "review/memory.html#memory-row",
+            project_context(
+                access, item=item, row_error=error, row_note=note, importances=Importance.choices
+            ),
+        )
+    memory = reverse("review:memory", args=[access.project.slug])
+    return redirect_back(request, memory, error=error, success=note)
+
+
+@require_POST
+@login_required
+def memory_edit(request: HtmxHttpRequest, project: str, memory_id: int) -> HttpResponse:
+    access = project_for_user(request, project, act=True)
+    item = in_project(access, AgentMemory, memory_id)
+    form = MemoryEditForm(request.POST)
+    edited = submit(
+        form,
+        lambda data: services.memory_edit(
+            project=access.project,
+            memory_id=item.pk,
+            by=request.user.get_username(),
+            via="dashboard",
+            **data,
+        ),
+    )
+    return _answer(request, access, item, note=_said(item, edited), error=" ".join(problems(form)))
+
+
+@require_POST
+@login_required
+def memory_archive(request: HtmxHttpRequest, project: str, memory_id: int) -> HttpResponse:
+    access = project_for_user(request, project, act=True)
+    item = in_project(access, AgentMemory, memory_id)
+    archived, error = attempt(
+        lambda: services.memory_archive(
+            project=access.project, memory_id=item.pk, by=request.user.get_username(), via="dashboard"
+        )
+    )
+    return _answer(request, access, item, note=_said(item, archived), error=error)

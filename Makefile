@@ -36,7 +36,10 @@ demo: install
 	$(BIN)/python manage.py migrate --verbosity 0
 	$(BIN)/python manage.py demo --url http://$(HOST):$(PORT)/
 
+# The worker runs the queued exports (docs/mirror.md); it stops when the server does, Ctrl-C included.
 run: demo
+	@$(BIN)/python manage.py db_worker --no-reload & worker=$$!; \
+	trap 'kill $$worker 2>/dev/null; wait $$worker' EXIT INT TERM; \
 	$(BIN)/python manage.py runserver $(HOST):$(PORT)
 
 lint: install

@@ -77,6 +77,8 @@ INSTALLED_APPS = [
     "django_filters",
     "csp",
     "axes",
+    "django_tasks",
+    "django_tasks_db",
     "ledger",
     "review",
 ]
@@ -239,8 +241,19 @@ CANON_CONTEXT_MAX_TOKENS = env_int("CANON_CONTEXT_MAX_TOKENS", 4000)
 
 # Best-effort mirror export after every ledger write that changes the files.
 CANON_EXPORT_ON_WRITE = env_bool("CANON_EXPORT_ON_WRITE", True)
-# Per-project lock files that keep exports of one project from interleaving, across processes.
-CANON_LOCK_DIR = Path(os.environ.get("CANON_LOCK_DIR", BASE_DIR / "var" / "locks"))
+# Background work (django-tasks): each export after a write is a task row in the database, committed
+# with the write, and run by `manage.py db_worker` (docs/mirror.md "When exports run").
+TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}
+# One process at a time mirrors a project: it holds the project's lease, renewed while it works, which a
+# holder that died loses after this many seconds. Commands, the API and the dashboard wait up to
+# CANON_MIRROR_WAIT_SECONDS for it, then report the project busy.
+CANON_MIRROR_LEASE_SECONDS = env_int("CANON_MIRROR_LEASE_SECONDS", 300)
+CANON_MIRROR_WAIT_SECONDS = env_int("CANON_MIRROR_WAIT_SECONDS", 30)
+if CANON_MIRROR_LEASE_SECONDS < 1 or CANON_MIRROR_WAIT_SECONDS < 0:
+    raise ImproperlyConfigured(
+        "CANON_MIRROR_LEASE_SECONDS must be 1 or more and CANON_MIRROR_WAIT_SECONDS 0 or more, got "
+        f"{CANON_MIRROR_LEASE_SECONDS} and {CANON_MIRROR_WAIT_SECONDS}"
+    )
 # Canon's own data outside every workspace: copies of team files taken before Canon first replaces them.
 CANON_DATA_DIR = Path(os.environ.get("CANON_DATA_DIR", BASE_DIR / "var"))
 

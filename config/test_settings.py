@@ -11,3 +11,8 @@ import os
 os.environ.setdefault("DJANGO_SECRET_KEY", "canon-test-suite-key-public-never-use-it-to-serve-anything")
 
 from config.settings import *  # noqa: F403
+
+# Tasks run at once in the process that queues them, once the write commits. The worker tests start
+# processes with CANON_TEST_TASKS=database to keep the real queue (the rows `manage.py db_worker` runs).
+if os.environ.get("CANON_TEST_TASKS") != "database":
+    TASKS = {"default": {"BACKEND": "django_tasks.backends.immediate.ImmediateBackend"}}

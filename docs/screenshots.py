@@ -57,7 +57,6 @@ def demo_server(workdir: Path) -> Iterator[str]:
     env = {
         **os.environ,
         "DATABASE_URL": f"sqlite:///{workdir / 'canon.sqlite3'}",
-        "CANON_LOCK_DIR": str(workdir / "locks"),
         "DJANGO_DEBUG": "false",
     }
     manage(env, "migrate", "--verbosity", "0")

@@ -11,7 +11,7 @@ class LedgerConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        # The mirror listens to the ledger's writes; the ledger never imports the mirror.
-        from ledger.mirror import runs
+        # The export task listens to the ledger's writes; the ledger never imports the layers above it.
+        from ledger import tasks
 
-        ledger_changed.connect(runs.export_after_write, dispatch_uid="canon.export_after_write")
+        ledger_changed.connect(tasks.request_export, dispatch_uid="canon.request_export")

@@ -580,3 +580,35 @@ class MirrorFile(models.Model):
 
     def owns(self, digest: str) -> bool:
         return digest in {self.sha256, self.pending_sha256, self.adopted_sha256} - {""}
+
+
+class MirrorState(models.Model):
+    """Who is importing or exporting a project's workspace now: one process at a time, on any host.
+
+    `holder` keeps the lease until `held_until`, renewing it while it works; a holder that died loses it
+    when it expires (docs/mirror.md "When exports run").
+    """
+
+    project = models.OneToOneField(
+        Project, on_delete=models.CASCADE, primary_key=True, related_name="mirror_state"
+    )
+    holder = models.CharField(max_length=64, blank=True)
+    held_until = models.DateTimeField(null=True, blank=True)
+
+    def __str__(self) -> str:
+        return f"mirror of {self.project_id}: {self.holder or 'free'}"
+
+
+class MirrorRequest(models.Model):
+    """An export of the project is wanted and queued: written by the first write that found none, in
+    that write's transaction, and removed when an export starts. Rows are only ever inserted by
+    writes, never updated, so writes of one project never wait for each other here."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="mirror_requests")
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        indexes = [models.Index(fields=["project", "created_at"], name="ledger_mirrorrequest_project")]
+
+    def __str__(self) -> str:
+        return f"export of {self.project_id} wanted since {self.created_at:%Y-%m-%d %H:%M:%S}"

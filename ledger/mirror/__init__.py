@@ -7,35 +7,32 @@ first, keeping each line where it was, and renders it again in the team's own st
 - `paths`: where the files live (`.squad/` or the older `.ai-team/`);
 - `fs`: every read and write walked from the workspace's directory handle, never following a link;
 - `squad`: Squad's formats, parsed losslessly and written in its style;
-- `manifest`: the workspace, its lock, and what Canon wrote or adopted at each path;
+- `manifest`: the workspace, the lease that keeps one process at a time on a project, and what Canon
+  wrote or adopted at each path;
 - `adopt`: import; `render` and `export`: the ledger as files;
-- `runs`: recorded runs, the cron sync and the export after each write.
+- `runs`: recorded runs and the cron sync (the export after each write is a task: `ledger.tasks`).
 """
 
 from __future__ import annotations
 
 from ledger.mirror.adopt import import_project
 from ledger.mirror.export import export_project
-from ledger.mirror.manifest import project_lock
+from ledger.mirror.manifest import MirrorBusy, claim_lease, project_lock, release_lease, take_wanted
 from ledger.mirror.reports import ExportReport, ImportReport, MirrorError
-from ledger.mirror.runs import (
-    MirrorResult,
-    export_soon,
-    run_and_record,
-    sync_project,
-    wait_for_background_exports,
-)
+from ledger.mirror.runs import MirrorResult, run_and_record, sync_project
 
 __all__ = [
     "ExportReport",
     "ImportReport",
+    "MirrorBusy",
     "MirrorError",
     "MirrorResult",
+    "claim_lease",
     "export_project",
-    "export_soon",
     "import_project",
     "project_lock",
+    "release_lease",
     "run_and_record",
     "sync_project",
-    "wait_for_background_exports",
+    "take_wanted",
 ]

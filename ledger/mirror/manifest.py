@@ -1,22 +1,34 @@
-"""The workspace a project mirrors into, the lock that keeps its exports apart, and the manifest: what
-Canon has written or adopted at each path (`MirrorFile`), kept in the database, never in the workspace
-where anyone could claim a team file as Canon's."""
+"""The workspace a project mirrors into, the lease that keeps its imports and exports apart, and the
+manifest: what Canon has written or adopted at each path (`MirrorFile`), kept in the database, never in
+the workspace where anyone could claim a team file as Canon's."""
 
 from __future__ import annotations
 
-import fcntl
 import json
+import logging
 import os
+import threading
+import time
+import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import timedelta
 from pathlib import Path
 
 from django.conf import settings
+from django.db import OperationalError, connection, transaction
+from django.db.models import Q
+from django.utils import timezone
 
 from ledger.mirror import fs
 from ledger.mirror.paths import LEGACY_MANIFEST
 from ledger.mirror.reports import MirrorError
-from ledger.models import MirrorFile, Project
+from ledger.models import MirrorFile, MirrorRequest, MirrorState, Project
+
+logger = logging.getLogger("canon.mirror")
+
+# How often a process waiting for a project's lease asks again.
+LEASE_POLL_SECONDS = 0.1
 
 
 def workspace_root(project: Project) -> Path:
@@ -32,17 +44,109 @@ def workspace_root(project: Project) -> Path:
     return root
 
 
-@contextmanager
-def project_lock(project: Project) -> Iterator[None]:
-    """An exclusive lock on this project's mirror, held across threads and processes."""
-    folder = Path(settings.CANON_LOCK_DIR)
-    folder.mkdir(parents=True, exist_ok=True)
-    with open(folder / f"mirror-{project.pk}.lock", "w") as handle:
-        fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+class MirrorBusy(MirrorError):
+    """Another process held the project's lease for longer than the caller would wait."""
+
+
+def claim_lease(project_id: int, *, holder: str, seconds: float) -> bool:
+    """Take (or extend) the project's lease for `holder` unless another holder's has not expired.
+
+    One compare-and-set UPDATE, so two processes on two hosts can never both win, on SQLite and
+    PostgreSQL alike. Called outside a transaction, the claim is committed and seen by everyone at once.
+    """
+    MirrorState.objects.get_or_create(project_id=project_id)
+    now = timezone.now()
+    free = Q(holder="") | Q(held_until__lt=now) | Q(holder=holder)
+    claimed = MirrorState.objects.filter(free, pk=project_id).update(
+        holder=holder, held_until=now + timedelta(seconds=seconds)
+    )
+    return claimed == 1
+
+
+def release_lease(project_id: int, *, holder: str) -> None:
+    """Give the lease back, if `holder` still has it (an expired one may have been taken since)."""
+    MirrorState.objects.filter(pk=project_id, holder=holder).update(holder="", held_until=None)
+
+
+def take_wanted(project_id: int, *, wait: float) -> bool:
+    """An export is starting: remove the project's export requests and say whether there were any.
+
+    Every write in flight on the project holds a share lock on its row (`ledger.tasks`); taking the row
+    for update, without queueing behind anyone, succeeds only once they have all committed, so the
+    export that follows reads them all, and a write after it finds no request and queues another.
+    MirrorBusy if writes kept the row for `wait` seconds.
+    """
+    deadline = time.monotonic() + wait
+    while True:
         try:
-            yield
-        finally:
-            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+            with transaction.atomic():
+                list(Project.objects.select_for_update(nowait=True).filter(pk=project_id).values("pk"))
+                removed, _ = MirrorRequest.objects.filter(project_id=project_id).delete()
+            return removed > 0
+        except OperationalError:
+            if time.monotonic() >= deadline:
+                raise MirrorBusy(f"project {project_id} is being written to; try again later") from None
+            time.sleep(LEASE_POLL_SECONDS)
+
+
+_held = threading.local()
+
+
+@contextmanager
+def project_lock(project: Project, *, wait: float | None = None) -> Iterator[None]:
+    """Hold the project's mirror lease: no other thread, process or host imports or exports it meanwhile.
+
+    Waits up to `wait` seconds (CANON_MIRROR_WAIT_SECONDS by default), then raises MirrorBusy. The lease
+    is renewed while it is held and given back at the end; a holder that dies loses it when it expires
+    (CANON_MIRROR_LEASE_SECONDS). Holding it again in the same thread (a sync: import, then export)
+    just goes on.
+    """
+    held: set[int] = _held.__dict__.setdefault("projects", set())
+    if project.pk in held:
+        yield
+        return
+    seconds = settings.CANON_MIRROR_LEASE_SECONDS
+    holder = uuid.uuid4().hex
+    deadline = time.monotonic() + (settings.CANON_MIRROR_WAIT_SECONDS if wait is None else wait)
+    while not claim_lease(project.pk, holder=holder, seconds=seconds):
+        if time.monotonic() >= deadline:
+            raise MirrorBusy(
+                f"project {project.slug} is being imported or exported by another process; try again later"
+            )
+        time.sleep(LEASE_POLL_SECONDS)
+    held.add(project.pk)
+    renewal = _Renewal(project.pk, holder=holder, seconds=seconds)
+    renewal.start()
+    try:
+        yield
+    finally:
+        renewal.stop()
+        held.discard(project.pk)
+        release_lease(project.pk, holder=holder)
+
+
+class _Renewal(threading.Thread):
+    """Extends a held lease every third of its length, so a long export keeps it to the end."""
+
+    def __init__(self, project_id: int, *, holder: str, seconds: float) -> None:
+        super().__init__(name=f"canon-lease-{project_id}", daemon=True)
+        self.project_id, self.holder, self.seconds = project_id, holder, seconds
+        self.stopped = threading.Event()
+
+    def run(self) -> None:
+        while not self.stopped.wait(self.seconds / 3):
+            try:
+                MirrorState.objects.filter(pk=self.project_id, holder=self.holder).update(
+                    held_until=timezone.now() + timedelta(seconds=self.seconds)
+                )
+            except Exception:  # the next beat tries again; the lease is long enough to miss one
+                logger.warning("could not renew the lease of project %s", self.project_id, exc_info=True)
+            finally:
+                connection.close()
+
+    def stop(self) -> None:
+        self.stopped.set()
+        self.join()
 
 
 def load(project: Project, workspace: fs.Workspace, *, dry_run: bool) -> dict[str, MirrorFile]:

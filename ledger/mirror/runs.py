@@ -1,24 +1,22 @@
-"""Recorded import and export runs, the sync that cron runs, and the best-effort export after writes."""
+"""Recorded import and export runs and the sync that cron runs, each under the project's lease.
+
+The export after each ledger write is a task (`ledger.tasks`) that ends here too."""
 
 from __future__ import annotations
 
-import logging
-import threading
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import suppress
 from dataclasses import dataclass
 from typing import Any
 
-from django.conf import settings
-from django.db import close_old_connections, connection, transaction
 from django.utils import timezone
 
+from ledger.mirror import manifest
 from ledger.mirror.adopt import import_project
 from ledger.mirror.export import export_project
+from ledger.mirror.manifest import MirrorBusy
 from ledger.mirror.reports import ExportReport, ImportReport, MirrorError
 from ledger.models import MirrorKind, MirrorRun, Project
-
-logger = logging.getLogger("canon.mirror")
 
 
 @dataclass
@@ -29,6 +27,8 @@ class MirrorResult:
     report: ExportReport | ImportReport | None
     error: str = ""
     run: MirrorRun | None = None
+    # Another process held the project's lease for longer than this run would wait.
+    busy: bool = False
 
     @property
     def ok(self) -> bool:
@@ -53,18 +53,41 @@ def run_and_record(
     dry_run: bool = False,
     progress: Callable[[str], None] | None = None,
 ) -> MirrorResult:
-    """Import or export, its result stored as a MirrorRun (not for dry runs). Never raises MirrorError."""
-    action = export_project if kind == MirrorKind.EXPORT else import_project
+    """Import or export under the project's lease, its result stored as a MirrorRun (not for dry runs).
+
+    Never raises MirrorError: an unusable workspace, or a project another process kept busy for longer
+    than CANON_MIRROR_WAIT_SECONDS, is the result's error."""
     result = MirrorResult(kind=kind, report=None)
     try:
-        result.report = action(project, dry_run=dry_run, progress=progress)
+        with manifest.project_lock(project):
+            result.report = _run(project, kind, dry_run=dry_run, progress=progress)
+    except MirrorBusy as exc:
+        result.error, result.busy = str(exc), True
     except MirrorError as exc:
         result.error = str(exc)
     except OSError as exc:
         result.error = f"{exc.strerror or exc}: {exc.filename}" if exc.filename else str(exc)
-    if dry_run:
-        return result
-    if kind == MirrorKind.EXPORT:
+    if not dry_run:
+        _record(project, result, trigger=trigger, actor=actor)
+    return result
+
+
+def _run(
+    project: Project, kind: str, *, dry_run: bool, progress: Callable[[str], None] | None
+) -> ExportReport | ImportReport:
+    if kind != MirrorKind.EXPORT:
+        return import_project(project, dry_run=dry_run, progress=progress)
+    if not dry_run:
+        # This export reads every write that asked for one so far, so a queued one can stand down.
+        # Writes still committing leave the request to it.
+        with suppress(MirrorBusy):
+            manifest.take_wanted(project.pk, wait=1)
+    return export_project(project, dry_run=dry_run, progress=progress)
+
+
+def _record(project: Project, result: MirrorResult, *, trigger: str, actor: str) -> None:
+    if result.kind == MirrorKind.EXPORT and not result.busy:
+        # A busy project is not a failing one: whoever holds it reports its own export.
         _remember_export(project, result.ok, result.error or result.summary())
     details = result.as_dict()
     warnings = [
@@ -80,7 +103,7 @@ def run_and_record(
     }
     result.run = MirrorRun.objects.create(
         project=project,
-        kind=kind,
+        kind=result.kind,
         trigger=trigger,
         ok=result.ok,
         counts=counts,
@@ -89,7 +112,6 @@ def run_and_record(
         error=result.error,
         actor=actor[:150],
     )
-    return result
 
 
 def _remember_export(project: Project, ok: bool, message: str) -> None:
@@ -100,60 +122,6 @@ def _remember_export(project: Project, ok: bool, message: str) -> None:
         Project.objects.filter(pk=project.pk).update(export_error=message[:10_000], export_error_at=now)
 
 
-_executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="canon-export")
-_queued: set[int] = set()
-_futures: list[Future[None]] = []
-_queue_lock = threading.Lock()
-
-
-def export_after_write(sender: Any, *, project: Project, **kwargs: Any) -> None:
-    """A write changed what `project`'s files show: export it once the write commits."""
-    if not settings.CANON_EXPORT_ON_WRITE or not project.workspace:
-        return
-    project_id = project.pk
-    transaction.on_commit(lambda: export_soon(project_id), robust=True)
-
-
-def export_soon(project_id: int) -> None:
-    """Export a project in the background after a write. Repeated requests while one waits coalesce."""
-    with _queue_lock:
-        if project_id in _queued:
-            return
-        _queued.add(project_id)
-        _futures.append(_executor.submit(_background_export, project_id))
-
-
-def _background_export(project_id: int) -> None:
-    with _queue_lock:
-        _queued.discard(project_id)
-    try:
-        close_old_connections()
-        project = Project.objects.filter(pk=project_id).first()
-        if project is None or not project.workspace:
-            return
-        result = run_and_record(project, MirrorKind.EXPORT, trigger="background")
-        if not result.ok:
-            logger.warning(
-                "background export of %s failed: %s", project.slug, result.error or result.summary()
-            )
-    except Exception:
-        logger.exception("background export of project %s failed", project_id)
-    finally:
-        connection.close()
-
-
-def wait_for_background_exports(timeout: float = 30) -> None:
-    """Block until every queued background export has finished (for tests and commands)."""
-    while True:
-        with _queue_lock:
-            pending = [f for f in _futures if not f.done()]
-            _futures[:] = pending
-        if not pending:
-            return
-        for future in pending:
-            future.result(timeout=timeout)
-
-
 def sync_project(
     project: Project,
     *,
@@ -162,11 +130,22 @@ def sync_project(
     dry_run: bool = False,
     progress: Callable[[str], None] | None = None,
 ) -> list[MirrorResult]:
-    """Import, then export: the cron job. Import comes first so no hand-written proposal is lost."""
-    imported = run_and_record(
-        project, MirrorKind.IMPORT, trigger=trigger, actor=actor, dry_run=dry_run, progress=progress
-    )
-    exported = run_and_record(
-        project, MirrorKind.EXPORT, trigger=trigger, actor=actor, dry_run=dry_run, progress=progress
-    )
-    return [imported, exported]
+    """Import, then export: the cron job. Import comes first so no hand-written proposal is lost.
+
+    Both run under one hold of the project's lease, so no background export slips in between; it needs
+    no worker. When the project stays busy, both results say so."""
+    kinds = (MirrorKind.IMPORT, MirrorKind.EXPORT)
+    try:
+        with manifest.project_lock(project):
+            return [
+                run_and_record(
+                    project, kind, trigger=trigger, actor=actor, dry_run=dry_run, progress=progress
+                )
+                for kind in kinds
+            ]
+    except MirrorBusy as exc:
+        results = [MirrorResult(kind=kind, report=None, error=str(exc), busy=True) for kind in kinds]
+        if not dry_run:
+            for result in results:
+                _record(project, result, trigger=trigger, actor=actor)
+        return results

@@ -1,16 +1,24 @@
-"""The best-effort export after ledger writes, and the per-project lock (real threads, real commits)."""
+"""The export after ledger writes, and the per-project lease (real threads, real processes, real commits).
+
+These tests run tasks with the suite's immediate backend: the export runs in this process once the
+write commits. The queue itself (the database backend and `manage.py db_worker`) is in test_tasks.py.
+"""
 
 from __future__ import annotations
 
-import threading
 import time
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
+from django.db import transaction
+from django.utils import timezone
 
 from ledger import mirror, services
 from ledger.mirror import export as mirror_export
-from ledger.models import MirrorRun, Project
+from ledger.models import MirrorRequest, MirrorRun, MirrorState, Project
+from tests import processes
+from tests.threads import race
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -22,12 +30,17 @@ def live(tmp_path: Path, settings) -> Project:
     return project
 
 
+def submit(project: Project, slug: str = "idea") -> None:
+    services.entry_submit(project=project, agent_name="Alice", slug=slug, type="scope", content="An idea.")
+
+
 def test_a_write_is_exported_after_it_commits(live, tmp_path):
-    services.entry_submit(project=live, agent_name="Alice", slug="idea", type="scope", content="An idea.")
-    mirror.wait_for_background_exports()
+    submit(live)
     assert (tmp_path / ".squad/decisions/inbox/idea.md").exists()
     live.refresh_from_db()
     assert live.exported_at is not None and live.export_error == ""
+    assert not MirrorRequest.objects.exists()
+    assert MirrorRun.objects.get(trigger="background").ok
 
 
 def test_a_failing_export_never_fails_the_write_and_is_remembered(live, tmp_path):
@@ -37,7 +50,6 @@ def test_a_failing_export_never_fails_the_write_and_is_remembered(live, tmp_path
         project=live, agent_name="Alice", slug="idea", type="scope", content="An idea."
     )
     assert result.created
-    mirror.wait_for_background_exports()
     live.refresh_from_db()
     assert "does not exist" in live.export_error
     assert live.export_error_at is not None
@@ -45,18 +57,26 @@ def test_a_failing_export_never_fails_the_write_and_is_remembered(live, tmp_path
 
 
 def test_a_rolled_back_write_exports_nothing(live, tmp_path):
-    from django.db import transaction
-
     with pytest.raises(RuntimeError), transaction.atomic():
-        services.entry_submit(project=live, agent_name="Alice", slug="idea", type="scope", content="An idea.")
+        submit(live)
         raise RuntimeError("abort")
-    mirror.wait_for_background_exports()
     assert not (tmp_path / ".squad").exists()
+    assert not MirrorRun.objects.exists()
+    assert not MirrorRequest.objects.exists()
+
+
+def test_no_export_when_turned_off_or_without_a_workspace(live, tmp_path, settings):
+    settings.CANON_EXPORT_ON_WRITE = False
+    submit(live, "off")
+    settings.CANON_EXPORT_ON_WRITE = True
+    bare, _ = services.project_create_or_update(slug="bare", name="Bare")
+    submit(bare, "bare")
+    assert not (tmp_path / ".squad").exists()
+    assert not MirrorRun.objects.exists()
 
 
 def test_concurrent_exports_of_one_project_never_interleave(live, tmp_path, monkeypatch):
     services.decision_create(project=live, agent_name="lead", type="scope", title="t", content="c", by="l")
-    mirror.wait_for_background_exports()
     (tmp_path / ".squad/decisions.md").unlink()  # so each export below writes
     inside = []
     overlaps = []
@@ -72,45 +92,82 @@ def test_concurrent_exports_of_one_project_never_interleave(live, tmp_path, monk
         return found
 
     monkeypatch.setattr(mirror_export, "targets", slow_targets)
-    errors = []
-
-    def export():
-        from django.db import connection
-
-        try:
-            mirror.export_project(Project.objects.get(pk=live.pk))
-        except Exception as exc:  # pragma: no cover - reported through the assertion below
-            errors.append(exc)
-        finally:
-            connection.close()
-
-    threads = [threading.Thread(target=export) for _ in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert errors == [] and overlaps == []
+    results = race([lambda: mirror.export_project(Project.objects.get(pk=live.pk)) for _ in range(4)])
+    assert [type(r).__name__ for r in results] == ["ExportReport"] * 4
+    assert overlaps == []
     assert (tmp_path / ".squad/decisions.md").exists()
 
 
-def test_lock_holds_across_processes(live, tmp_path):
-    import subprocess
-    import sys
+def test_the_lease_excludes_a_second_claimer_until_it_expires(live):
+    assert mirror.claim_lease(live.pk, holder="first", seconds=60)
+    assert mirror.claim_lease(live.pk, holder="first", seconds=60)  # its holder may extend it
+    assert not mirror.claim_lease(live.pk, holder="second", seconds=60)
+    MirrorState.objects.filter(pk=live.pk).update(held_until=timezone.now() - timedelta(seconds=1))
+    assert mirror.claim_lease(live.pk, holder="second", seconds=60)
+    assert not mirror.claim_lease(live.pk, holder="first", seconds=60)
+    mirror.release_lease(live.pk, holder="first")  # too late: no longer its lease
+    assert MirrorState.objects.get(pk=live.pk).holder == "second"
+    mirror.release_lease(live.pk, holder="second")
+    assert mirror.claim_lease(live.pk, holder="third", seconds=60)
 
-    script = (
-        "import fcntl, sys, time; f = open(sys.argv[1], 'w'); fcntl.flock(f, fcntl.LOCK_EX); "
-        "print('locked', flush=True); time.sleep(1.0)"
-    )
-    from django.conf import settings
 
-    lock_file = Path(settings.CANON_LOCK_DIR) / f"mirror-{live.pk}.lock"
-    lock_file.parent.mkdir(parents=True, exist_ok=True)
-    other = subprocess.Popen(
-        [sys.executable, "-c", script, str(lock_file)], stdout=subprocess.PIPE, text=True
+def test_only_one_of_many_racing_claimers_wins(live):
+    won = race([lambda i=i: mirror.claim_lease(live.pk, holder=f"h{i}", seconds=60) for i in range(6)])
+    assert won.count(True) == 1 and won.count(False) == 5
+
+
+def test_a_busy_project_is_reported_not_waited_for_forever(live, tmp_path, settings):
+    settings.CANON_MIRROR_WAIT_SECONDS = 0.3
+    assert mirror.claim_lease(live.pk, holder="worker-on-another-host", seconds=60)
+    started = time.monotonic()
+    with pytest.raises(mirror.MirrorBusy, match="another process"), mirror.project_lock(live):
+        pass  # pragma: no cover - never entered
+    assert 0.3 <= time.monotonic() - started < 5
+    result = mirror.run_and_record(live, "export", trigger="dashboard", actor="lead")
+    assert result.busy and result.report is None and "try again later" in result.error
+    live.refresh_from_db()
+    assert live.export_error == ""  # busy is not failing
+    assert not (tmp_path / ".squad").exists()
+    imported, exported = mirror.sync_project(live, trigger="command")
+    assert imported.busy and exported.busy
+    assert MirrorRun.objects.filter(ok=False).count() == 3
+
+
+def test_the_lease_is_renewed_while_held(live, settings):
+    settings.CANON_MIRROR_LEASE_SECONDS = 0.3
+    with mirror.project_lock(live):
+        time.sleep(1.0)  # three lease lengths
+        assert not mirror.claim_lease(live.pk, holder="other", seconds=60)
+    assert mirror.claim_lease(live.pk, holder="other", seconds=60)
+
+
+def test_a_sync_holds_the_lease_across_import_and_export(live, tmp_path, monkeypatch):
+    seen = []
+    real = mirror_export.targets
+
+    def watching(*args):
+        seen.append(mirror.claim_lease(live.pk, holder="intruder", seconds=60))
+        return real(*args)
+
+    monkeypatch.setattr(mirror_export, "targets", watching)
+    imported, exported = mirror.sync_project(live, trigger="command")
+    assert imported.ok and exported.ok and seen == [False]
+    assert MirrorState.objects.get(pk=live.pk).holder == ""
+
+
+def test_lease_holds_across_processes(live):
+    holder = processes.python(
+        "import sys, time\n"
+        "from ledger import mirror\n"
+        "from ledger.models import Project\n"
+        "with mirror.project_lock(Project.objects.get(pk=int(sys.argv[1]))):\n"
+        "    print('locked', flush=True)\n"
+        "    time.sleep(1.0)\n",
+        str(live.pk),
     )
-    assert other.stdout.readline().strip() == "locked"
+    assert holder.stdout.readline().strip() == "locked", holder.stderr.read()
     started = time.monotonic()
     with mirror.project_lock(live):
         waited = time.monotonic() - started
-    other.wait()
+    assert holder.wait(timeout=60) == 0
     assert waited > 0.5

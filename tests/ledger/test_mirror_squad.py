@@ -686,7 +686,7 @@ def test_an_export_killed_with_sigkill_leaves_files_canon_still_owns(root, tmp_p
         "DJANGO_SETTINGS_MODULE": "config.settings",
         "DATABASE_URL": f"sqlite:///{home / 'db.sqlite3'}",
         "CANON_DATA_DIR": str(home / "data"),
-        "CANON_LOCK_DIR": str(home / "locks"),
+        "CANON_MIRROR_LEASE_SECONDS": "1",  # the killed export's lease
         "CANON_EXPORT_ON_WRITE": "false",
     }
     cwd = Path(__file__).resolve().parents[2]

@@ -118,6 +118,12 @@ class Caller:
         if wanted != self.token.agent.key:
             raise ApiRefusal(403, f"this token acts as {self.token.agent.name!r}, not {name!r}")
 
+    def count_write(self) -> None:
+        """Count one write against an agent's CANON_AGENT_WRITES_PER_MINUTE (429 past it); a
+        coordinator's writes are not counted."""
+        if self.token.agent is not None:
+            _count_write(self.project, self.token.agent)
+
 
 def project_caller(request: HttpRequest, project_slug: str) -> Caller:
     """The authenticated caller, refused with 404 when the token belongs to another project.
@@ -136,8 +142,8 @@ def project_caller(request: HttpRequest, project_slug: str) -> Caller:
         if "\x00" in key or any("\x00" in value for value in values):
             raise invalid(key.replace("\x00", "") or "query", "must not contain the NUL character (%00)")
     caller = Caller(token=token, project=token.project)
-    if request.method not in ("GET", "HEAD", "OPTIONS") and caller.agent is not None:
-        _count_write(caller.project, caller.agent)
+    if request.method not in ("GET", "HEAD", "OPTIONS"):
+        caller.count_write()
     return caller
 
 

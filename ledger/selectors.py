@@ -43,11 +43,17 @@ def agent_filter_key(name: str) -> str:
 
 
 def token_for_secret(secret: str) -> ApiToken | None:
-    return (
-        ApiToken.objects.select_related("project", "agent")
-        .filter(token_hash=ApiToken.hash_secret(secret), revoked_at__isnull=True)
-        .first()
-    )
+    """The live token with this secret, its project and agent joined; None for an unknown or revoked one.
+
+    `get()` rather than `first()`: the hash is unique, and a query without ORDER BY costs less to build
+    on the path every API request takes.
+    """
+    try:
+        return ApiToken.objects.select_related("project", "agent").get(
+            token_hash=ApiToken.hash_secret(secret), revoked_at__isnull=True
+        )
+    except ApiToken.DoesNotExist:
+        return None
 
 
 def entries_visible_to(qs: QuerySet[InboxEntry], viewer: Agent | None) -> QuerySet[InboxEntry]:

@@ -38,25 +38,30 @@ def request_export(sender: Any, *, project: Project, **kwargs: Any) -> None:
     """`ledger_changed` receiver: queue one export of `project`, in the write's own transaction."""
     if not settings.CANON_EXPORT_ON_WRITE or not project.workspace:
         return
-    _hold_for_the_export(project)
-    oldest = MirrorRequest.objects.filter(project=project).order_by("created_at").first()
-    if oldest is not None and oldest.created_at > timezone.now() - WANTED_FOR_AT_MOST:
+    if _hold_and_find_request(project):
         return  # an export is queued and has not started: it will read this write too
     MirrorRequest.objects.create(project=project)
     _enqueue(project.pk)
 
 
-def _hold_for_the_export(project: Project) -> None:
-    """Keep an export of `project` from starting until this write commits (`mirror.take_wanted`).
+def _hold_and_find_request(project: Project) -> bool:
+    """Keep an export of `project` from starting until this write commits (`mirror.take_wanted`), and
+    say whether one is already wanted (a request younger than WANTED_FOR_AT_MOST): one statement.
 
-    On PostgreSQL a share lock on the project's row (the one every insert that refers to the project
-    takes too): writes never wait for each other on it. SQLite runs one write transaction at a time.
+    On PostgreSQL it takes a share lock on the project's row (the one every insert that refers to the
+    project takes too): writes never wait for each other on it. SQLite runs one write transaction at a
+    time. Served by the index on the requests' (project, created_at).
     """
-    if connection.vendor == "postgresql":
-        with connection.cursor() as cursor:
-            cursor.execute(
-                f"SELECT 1 FROM {Project._meta.db_table} WHERE id = %s FOR KEY SHARE", [project.pk]
-            )
+    since = connection.ops.adapt_datetimefield_value(timezone.now() - WANTED_FOR_AT_MOST)
+    lock = " FOR KEY SHARE" if connection.vendor == "postgresql" else ""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT EXISTS (SELECT 1 FROM {MirrorRequest._meta.db_table} WHERE project_id = %s"
+            f" AND created_at > %s) FROM {Project._meta.db_table} WHERE id = %s{lock}",
+            [project.pk, since, project.pk],
+        )
+        row = cursor.fetchone()
+    return row is not None and bool(row[0])
 
 
 def _enqueue(project_id: int) -> None:

@@ -3,13 +3,15 @@ by a coordinator, who merges one into a decision or a memory, or rejects it."""
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from ledger.models import (
@@ -40,6 +42,8 @@ from ledger.services.fields import (
 from ledger.services.memory import memory_insert
 from ledger.services.projects import agent_get_or_create
 from ledger.values import (
+    InvalidValue,
+    agent_key,
     agent_segment,
     normalize_entry_slug,
     normalize_slug,
@@ -67,8 +71,13 @@ def entry_submit(
     importance: str | None = None,
     run_id: str = "",
     source: str = Source.AGENT,
+    agent: Agent | None = None,
 ) -> SubmitResult:
-    """Propose an entry (docs/ledger.md "Inbox submission"): never overwrites another agent's proposal."""
+    """Propose an entry (docs/ledger.md "Inbox submission"): never overwrites another agent's proposal.
+
+    `agent` is the proposing agent's row when the caller holds it already (an agent token's own): it
+    spares looking the agent up, and is used only when it is this project's agent named `agent_name`.
+    """
     name = checked_agent_name(agent_name)
     base = checked_slug(slug)
     fields = entry_fields(
@@ -84,7 +93,9 @@ def entry_submit(
     for _attempt in range(SUBMIT_ATTEMPTS):
         try:
             with transaction.atomic():
-                agent = agent_get_or_create(project=project, name=name)
+                if not _is_named(agent, project=project, name=name):
+                    agent = agent_get_or_create(project=project, name=name)
+                assert agent is not None
                 result = _place_entry(project=project, agent=agent, base=base, fields=fields, source=source)
                 workspace_changed(project)
                 return result
@@ -92,6 +103,16 @@ def entry_submit(
             # Another submission took the slug between our read and our insert: re-run the rules.
             logger.info("slug race on %s/%s, retrying", project.slug, base)
     raise Conflict(f"could not place {base!r}: other submissions keep taking it; retry", retryable=True)
+
+
+def _is_named(agent: Agent | None, *, project: Project, name: str) -> bool:
+    """Whether `agent` is the project's agent called `name` (in any case or width)."""
+    if agent is None or agent.project_id != project.pk:
+        return False
+    try:
+        return agent.key == agent_key(name)
+    except InvalidValue:
+        return False
 
 
 def entry_import(
@@ -140,37 +161,86 @@ def _decollided(base: str, segment: str) -> Iterable[str]:
 def _place_entry(
     *, project: Project, agent: Agent, base: str, fields: dict[str, Any], source: str
 ) -> SubmitResult:
+    """The rules in as few statements as the common case allows: a free slug is one insert; only a
+    taken one reads the slug and this agent's de-collided forms of it, all in one query."""
+    entry = InboxEntry(project=project, agent=agent, slug=base, source=source, **fields)
+    if _insert_unless_taken(entry):
+        return SubmitResult(entry=entry, created=True)
     segment = agent_segment(agent.name)
     prefix = f"{base}--{segment}"
-    # One read for the slug and every de-collided form of it for this agent's segment.
     taken = {
-        entry.slug: entry
-        for entry in InboxEntry.objects.filter(project=project, slug=base)
-        | InboxEntry.objects.filter(project=project, slug__startswith=prefix)
+        found.slug: found
+        for found in InboxEntry.objects.filter(
+            Q(slug=base) | Q(slug__startswith=prefix), project=project
+        ).order_by()
     }
     for candidate in _decollided(base, segment):
-        entry = taken.get(candidate)
-        if entry is None:
-            with transaction.atomic():
-                created = InboxEntry.objects.create(
-                    project=project, agent=agent, slug=candidate, source=source, **fields
-                )
-            return SubmitResult(entry=created, created=True)
-        if entry.agent_id == agent.pk:
-            return SubmitResult(entry=_update_pending(entry, fields), created=False)
+        found = taken.get(candidate)
+        if found is None:
+            entry.slug = candidate
+            if not _insert_unless_taken(entry):
+                # Taken since the read: roll back and run the rules again (`entry_submit`).
+                raise IntegrityError(f"slug {candidate!r} was taken meanwhile")
+            return SubmitResult(entry=entry, created=True)
+        if found.agent_id == agent.pk:
+            found.agent = agent
+            return SubmitResult(entry=_update_pending(found, fields), created=False)
     raise Conflict(f"no free slug left for {base!r}; choose another slug")
 
 
-def _update_pending(entry: InboxEntry, fields: dict[str, Any]) -> InboxEntry:
-    """A retry by the entry's own agent: update in place while pending, never reopen a decided one."""
-    updated = InboxEntry.objects.filter(pk=entry.pk, status=EntryStatus.PENDING).update(
-        updated_at=timezone.now(), **fields
+def _insert_unless_taken(entry: InboxEntry) -> bool:
+    """Insert `entry` unless its project already has an entry with its slug; whether it did.
+
+    One statement either way, and no savepoint, so a taken slug leaves the transaction usable on
+    PostgreSQL too: `INSERT … ON CONFLICT (project, slug) DO NOTHING RETURNING id`, which SQLite and
+    PostgreSQL both run and the ORM cannot write. The unique constraint still decides every race.
+    """
+    fields = _INSERTED_FIELDS
+    values = [field.get_db_prep_save(field.pre_save(entry, True), connection) for field in fields]
+    with connection.cursor() as cursor:
+        cursor.execute(_insert_sql(connection.vendor), values)
+        row = cursor.fetchone()
+    if row is None:
+        return False
+    entry.pk = row[0]
+    entry._state.adding = False
+    entry._state.db = connection.alias
+    return True
+
+
+_INSERTED_FIELDS = [field for field in InboxEntry._meta.concrete_fields if not field.primary_key]
+
+
+@functools.cache
+def _insert_sql(vendor: str) -> str:
+    """The statement of `_insert_unless_taken`, built once per database engine."""
+    quote = connection.ops.quote_name
+    column = {field.name: str(field.column) for field in InboxEntry._meta.concrete_fields}
+    return (
+        f"INSERT INTO {quote(InboxEntry._meta.db_table)} "
+        f"({', '.join(quote(str(field.column)) for field in _INSERTED_FIELDS)}) "
+        f"VALUES ({', '.join(['%s'] * len(_INSERTED_FIELDS))}) "
+        f"ON CONFLICT ({quote(column['project'])}, {quote(column['slug'])}) DO NOTHING "
+        f"RETURNING {quote(column['id'])}"
     )
-    if not updated:
+
+
+def _update_pending(entry: InboxEntry, fields: dict[str, Any]) -> InboxEntry:
+    """A retry by the entry's own agent: update in place while pending, never reopen a decided one.
+
+    Returns the entry as read in this transaction with the fields just written, without reading it again.
+    """
+    if entry.status == EntryStatus.PENDING:
+        now = timezone.now()
+        # Compare-and-set: a merge or a rejection since the read wins.
+        pending = InboxEntry.objects.filter(pk=entry.pk, status=EntryStatus.PENDING)
+        if pending.update(updated_at=now, **fields):
+            for name, value in fields.items():
+                setattr(entry, name, value)
+            entry.updated_at = now
+            return entry
         entry.refresh_from_db(fields=["status"])
-        raise Conflict(f"entry {entry.slug!r} is already {entry.status}; propose it again under a new slug")
-    entry.refresh_from_db()
-    return entry
+    raise Conflict(f"already recorded as {entry.slug} ({entry.status}); propose it again under a new slug")
 
 
 def _locked_entry(project: Project, entry_id: int) -> InboxEntry:
@@ -301,10 +371,12 @@ def memory_propose(
     importance: str | None = None,
     tags: str | Iterable[str] | None = None,
     run_id: str = "",
+    agent: Agent | None = None,
 ) -> SubmitResult:
     """A memory an agent wants every other agent to see (`cross-team`): what one agent writes reaches
     another only through a person, so it becomes a pending inbox entry of the same type, importance,
-    tags and content, and a memory when a coordinator merges it. A retry updates the same entry."""
+    tags and content, and a memory when a coordinator merges it. A retry updates the same entry.
+    `agent` as for `entry_submit`."""
     kind = checked_choice("type", type, MemoryType.values)
     if kind not in PRIVATE_ENTRY_TYPES:
         raise invalid("type", f"a {kind} memory stays with its agent; share a learning, pattern or update")
@@ -320,4 +392,5 @@ def memory_propose(
         tags=tags,
         importance=importance,
         run_id=run_id,
+        agent=agent,
     )

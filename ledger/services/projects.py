@@ -76,9 +76,10 @@ def agent_get_or_create(*, project: Project, name: str) -> Agent:
         skeleton = agent_skeleton(key)
     except InvalidValue as exc:
         raise invalid("agent_name", str(exc)) from exc
-    agent = Agent.objects.filter(project=project, key=key).first()
-    if agent is not None:
-        return agent
+    try:
+        return Agent.objects.get(project=project, key=key)  # unique: no ORDER BY to build
+    except Agent.DoesNotExist:
+        pass
     try:
         with transaction.atomic():
             # New agents of a project are created one at a time, so two look-alikes arriving together

@@ -63,6 +63,15 @@ class MemoryStatus(models.TextChoices):
     ARCHIVED = "archived"
 
 
+class MemoryCategory(models.TextChoices):
+    """What kind of learning a coordinator injected; blank for every other memory."""
+
+    MISTAKE_PATTERN = "mistake-pattern"
+    BEST_PRACTICE = "best-practice"
+    CODEBASE_KNOWLEDGE = "codebase-knowledge"
+    PREFERENCE = "preference"
+
+
 class Source(models.TextChoices):
     AGENT = "agent"
     COORDINATOR = "coordinator"
@@ -316,6 +325,7 @@ class AgentMemory(models.Model):
     session_id = models.CharField(max_length=100, blank=True)
     source = models.CharField(max_length=20, choices=Source.choices, default=Source.AGENT)
     injected_by = models.CharField(max_length=150, blank=True)
+    category = models.CharField(max_length=20, choices=MemoryCategory.choices, blank=True)
     # An adopted memory's entry exactly as written in the agent's history file, and that file.
     markdown = models.TextField(blank=True)
     origin = models.CharField(max_length=1024, blank=True)
@@ -344,6 +354,10 @@ class AgentMemory(models.Model):
                 condition=_in("status", MemoryStatus), name="ledger_agentmemory_status_valid"
             ),
             models.CheckConstraint(condition=_in("source", Source), name="ledger_agentmemory_source_valid"),
+            models.CheckConstraint(
+                condition=Q(category="") | _in("category", MemoryCategory),
+                name="ledger_agentmemory_category_valid",
+            ),
         ]
         indexes = [
             # Compiler memory layer, own candidates: one agent's active memories in compile order

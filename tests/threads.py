@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Awaitable, Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, TypeVar
 
+import anyio
 from django.db import connection
 
 
@@ -29,3 +31,13 @@ def race(workers: list[Callable[[], Any]]) -> list[Any]:
     for t in threads:
         t.join(timeout=120)
     return results
+
+
+T = TypeVar("T")
+
+
+def run_async(fn: Callable[..., Awaitable[T]], *args: Any) -> T:
+    """`anyio.run(fn, *args)` in a thread of its own, whatever loop runs in this one (Playwright's sync
+    API leaves one running in the thread of every test after a browser test in the same process)."""
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(anyio.run, fn, *args).result()

@@ -8,7 +8,7 @@ from django.http import HttpRequest
 from ninja import Schema
 
 from ledger import context
-from ledger.api.base import api, project_caller
+from ledger.api.base import Caller, api, project_caller
 from ledger.api.routes_inbox import ERRORS
 from ledger.api.shapes import agent_param, query_param
 from ledger.services import RUN_ID_MAX_LENGTH, invalid
@@ -57,6 +57,19 @@ def get_context(
     compilation is recorded. Never a 500: on an internal error `text` is null and `error` says why.
     """
     caller = project_caller(request, project)
+    return context_for(caller, agent, child=child, max_items=max_items, max_tokens=max_tokens, run_id=run_id)
+
+
+def context_for(
+    caller: Caller,
+    agent: str,
+    *,
+    child: bool = False,
+    max_items: int | None = None,
+    max_tokens: int | None = None,
+    run_id: str | None = None,
+) -> dict[str, Any]:
+    """The compiled block for `agent` as `caller` may ask for it, each bound checked (400 naming it)."""
     try:
         agent_key(agent)  # a coordinator may ask for anyone, but not for a name no agent can have
     except InvalidValue as exc:

@@ -28,7 +28,8 @@ def decision_rows(project: Project) -> QuerySet[Decision]:
     )
 
 
-def _decision(project: Project, decision_id: int) -> Decision:
+def project_decision(project: Project, decision_id: int) -> Decision:
+    """One decision of the project, read as `decision_rows` reads them; 404 when absent."""
     decision = decision_rows(project).filter(pk=decision_id).first()
     if decision is None:
         raise ApiRefusal(404, f"no decision {decision_id} in this project")
@@ -51,7 +52,7 @@ def list_decisions(
 @api.get(DECISIONS + "/{decision_id}", response={200: DecisionOut, **ERRORS}, tags=["decisions"])
 def get_decision(request: HttpRequest, project: str, decision_id: int) -> Decision:
     caller = project_caller(request, project)
-    return _decision(caller.project, decision_id)
+    return project_decision(caller.project, decision_id)
 
 
 @api.post(DECISIONS, response={201: DecisionOut, **WRITE_ERRORS}, tags=["decisions"])
@@ -62,7 +63,7 @@ def create_decision(request: HttpRequest, project: str, payload: DecisionCreateI
     decision = services.decision_create(
         project=caller.project, **payload.model_dump(), by=caller.name, via="api"
     )
-    return Status(201, _decision(caller.project, decision.pk))
+    return Status(201, project_decision(caller.project, decision.pk))
 
 
 @api.patch(DECISIONS + "/{decision_id}", response={200: DecisionOut, **WRITE_ERRORS}, tags=["decisions"])
@@ -75,4 +76,4 @@ def patch_decision(
     services.decision_update(
         project=caller.project, decision_id=decision_id, by=caller.name, via="api", **payload.model_dump()
     )
-    return _decision(caller.project, decision_id)
+    return project_decision(caller.project, decision_id)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
 from ninja import Query, Status
 
@@ -43,6 +44,13 @@ def submit_entry(request: HttpRequest, project: str, payload: EntrySubmitIn) -> 
     agent already holds it (`{slug}--{agent}`).
     """
     caller = project_caller(request, project)
+    result = entry_submit_as(caller, payload)
+    return Status(201 if result.created else 200, result.entry)
+
+
+def entry_submit_as(caller: Caller, payload: EntrySubmitIn) -> services.SubmitResult:
+    """Propose as `caller`: an agent token as its own agent (naming another is refused), a coordinator
+    token for the agent it must name; the entry's `source` says which kind of token proposed it."""
     if caller.is_coordinator:
         if not payload.agent_name:
             raise invalid("agent_name", "a coordinator token must say which agent proposes")
@@ -51,13 +59,23 @@ def submit_entry(request: HttpRequest, project: str, payload: EntrySubmitIn) -> 
         assert caller.agent is not None
         agent_name = payload.agent_name or caller.agent.name
         caller.require_agent(agent_name)
-    result = services.entry_submit(
+    return services.entry_submit(
         project=caller.project,
         **payload.model_dump(exclude={"agent_name"}),
         agent_name=agent_name,
+        agent=caller.agent,  # the token's own agent, already loaded: the service need not look it up
         source=Source.COORDINATOR if caller.is_coordinator else Source.AGENT,
     )
-    return Status(201 if result.created else 200, result.entry)
+
+
+def inbox_rows(caller: Caller) -> QuerySet[InboxEntry]:
+    """The project's entries `caller` may see, newest first."""
+    rows = (
+        InboxEntry.objects.filter(project=caller.project)
+        .select_related("agent")
+        .order_by("-created_at", "-id")
+    )
+    return selectors.entries_visible_to(rows, caller.agent)
 
 
 @api.get(INBOX, response={200: list[EntryOut], **ERRORS}, tags=["inbox"])
@@ -70,12 +88,7 @@ def list_entries(
 ) -> list[InboxEntry]:
     """Entries newest first. `status` defaults to `pending`; `status=all` lists every status."""
     caller = project_caller(request, project)
-    rows = (
-        InboxEntry.objects.filter(project=caller.project)
-        .select_related("agent")
-        .order_by("-created_at", "-id")
-    )
-    return listed(InboxFilter, selectors.entries_visible_to(rows, caller.agent), filters, paging, response)
+    return listed(InboxFilter, inbox_rows(caller), filters, paging, response)
 
 
 def _entry(caller: Caller, entry_id: int) -> InboxEntry:

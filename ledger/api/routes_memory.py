@@ -25,13 +25,14 @@ from ledger.api.shapes import (
     Paging,
 )
 from ledger.filters import MemoryFilter
-from ledger.models import AgentMemory, Source
+from ledger.models import AgentMemory, InboxEntry, Source
 from ledger.values import CROSS_TEAM_TAG, InvalidValue, normalize_tags
 
 AGENT_MEMORY = "/projects/{project}/agents/{name}/memory"
 
 
-def _visible(caller: Caller) -> QuerySet[AgentMemory]:
+def memory_rows(caller: Caller) -> QuerySet[AgentMemory]:
+    """The project's memories `caller` may read, newest first."""
     return selectors.memories_visible_to(caller.project, caller.agent).order_by("-created_at", "-id")
 
 
@@ -45,7 +46,7 @@ def search_memory(
 ) -> list[AgentMemory]:
     """Project-wide search, newest first: `tags` matches whole tags (any of them), `q` the text."""
     caller = project_caller(request, project)
-    return listed(MemoryFilter, _visible(caller), filters, paging, response)
+    return listed(MemoryFilter, memory_rows(caller), filters, paging, response)
 
 
 @api.get(AGENT_MEMORY, response={200: list[MemoryOut], **ERRORS}, tags=["memory"])
@@ -58,7 +59,7 @@ def list_agent_memory(
     paging: Query[Paging],
 ) -> list[AgentMemory]:
     caller = project_caller(request, project)
-    return listed(MemoryFilter, _visible(caller), filters, paging, response, agent=name)
+    return listed(MemoryFilter, memory_rows(caller), filters, paging, response, agent=name)
 
 
 @api.post(AGENT_MEMORY, response={201: MemoryOut, 202: EntryOut, **WRITE_ERRORS}, tags=["memory"])
@@ -69,19 +70,27 @@ def record_memory(request: HttpRequest, project: str, name: str, payload: Memory
     pending inbox entry) and becomes a memory when a coordinator merges it.
     """
     caller = project_caller(request, project)
-    caller.require_agent(name, "name")
+    recorded = memory_record_as(caller, name, payload, field="name")
+    return Status(202 if isinstance(recorded, InboxEntry) else 201, recorded)
+
+
+def memory_record_as(
+    caller: Caller, name: str, payload: MemoryIn, field: str = "agent_name"
+) -> AgentMemory | InboxEntry:
+    """Record `payload` for agent `name` as `caller`: the memory, or, for an agent token tagging it
+    `cross-team`, the pending inbox entry that proposes it. `field` names where `name` came from."""
+    caller.require_agent(name, field)
     if caller.agent is not None and CROSS_TEAM_TAG in _tags(payload.tags):
         proposal = payload.model_dump(exclude={"session_id"})
         result = services.memory_propose(project=caller.project, agent_name=caller.agent.name, **proposal)
-        return Status(202, result.entry)
-    memory = services.memory_record(
+        return result.entry
+    return services.memory_record(
         project=caller.project,
         agent_name=name if caller.is_coordinator else caller.agent.name,  # type: ignore[union-attr]
         **payload.model_dump(),
         source=Source.COORDINATOR if caller.is_coordinator else Source.AGENT,
         injected_by=caller.name if caller.is_coordinator else "",
     )
-    return Status(201, memory)
 
 
 def _tags(raw: object) -> list[str]:
@@ -101,7 +110,8 @@ def _shares(memory: AgentMemory, payload: MemoryPatchIn) -> bool:
     return False
 
 
-def _memory(caller: Caller, name: str, memory_id: int) -> AgentMemory:
+def visible_memory(caller: Caller, name: str, memory_id: int) -> AgentMemory:
+    """One memory of agent `name`: absent is a 404, another agent's private memory a 403."""
     agent = selectors.agent_find(caller.project, name)
     memory = (
         AgentMemory.objects.select_related("agent")
@@ -120,7 +130,7 @@ def _memory(caller: Caller, name: str, memory_id: int) -> AgentMemory:
 @api.get(AGENT_MEMORY + "/{memory_id}", response={200: MemoryOut, **ERRORS}, tags=["memory"])
 def get_memory(request: HttpRequest, project: str, name: str, memory_id: int) -> AgentMemory:
     caller = project_caller(request, project)
-    return _memory(caller, name, memory_id)
+    return visible_memory(caller, name, memory_id)
 
 
 @api.patch(AGENT_MEMORY + "/{memory_id}", response={200: MemoryOut, **WRITE_ERRORS}, tags=["memory"])
@@ -129,7 +139,7 @@ def patch_memory(
 ) -> AgentMemory:
     """Edit content, importance, tags or status (`archived` replaces deleting)."""
     caller = project_caller(request, project)
-    memory = _memory(caller, name, memory_id)
+    memory = visible_memory(caller, name, memory_id)
     caller.require_agent(memory.agent.name)
     if caller.agent is not None and _shares(memory, payload):
         raise ApiRefusal(

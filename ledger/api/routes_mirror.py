@@ -14,7 +14,7 @@ from ninja import Status
 from pydantic import Field, StrictBool, StrictStr
 
 from ledger import mirror
-from ledger.api.base import api, project_caller
+from ledger.api.base import Caller, api, project_caller
 from ledger.api.routes_inbox import WRITE_ERRORS
 from ledger.api.shapes import AGENT_NAME, NOT_BLANK, In, stated
 from ledger.models import MirrorKind
@@ -36,6 +36,11 @@ class ScribeIn(In):
 def run_scribe(request: HttpRequest, project: str, payload: ScribeIn) -> dict[str, Any]:
     """After a run: merge its learnings, list its decisions for review, note it in the session."""
     caller = project_caller(request, project)
+    return scribe_run_as(caller, payload)
+
+
+def scribe_run_as(caller: Caller, payload: ScribeIn, via: str = "api") -> dict[str, Any]:
+    """Run the Scribe for the agent `payload` names (an agent token: itself by default) as `caller`."""
     agent_name = payload.agent_name or (caller.agent.name if caller.agent else "")
     if not agent_name:
         raise invalid("agent_name", "a coordinator token must say which agent's run this was")
@@ -52,16 +57,21 @@ def run_scribe(request: HttpRequest, project: str, payload: ScribeIn) -> dict[st
         outcome=payload.outcome,
         approved=payload.approved,
         by=caller.name,
-        via="api",
+        via=via,
     )
     return result.as_dict()
 
 
 def _mirror(request: HttpRequest, project: str, kind: str) -> Status:
     caller = project_caller(request, project)
-    caller.require_coordinator()
-    result = mirror.run_and_record(caller.project, kind, trigger="api", actor=caller.name)
+    result = mirror_run_as(caller, kind)
     return Status(200 if result.report is not None else 503, result.as_dict())
+
+
+def mirror_run_as(caller: Caller, kind: str, trigger: str = "api") -> mirror.MirrorResult:
+    """Export or import the project's workspace now; a coordinator's act only."""
+    caller.require_coordinator()
+    return mirror.run_and_record(caller.project, kind, trigger=trigger, actor=caller.name)
 
 
 # 503 with the report when the mirror could not run at all.

@@ -339,6 +339,7 @@ class MemoryOut(Schema):
     session_id: str
     source: str
     injected_by: str
+    category: str
     content_sha256: str
     tokens: int
     status: str

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 
 from asgiref.sync import sync_to_async
+from django.db import close_old_connections
 from mcp.server.mcpserver import Context
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.types import ASGIApp, Receive, Scope, Send
@@ -30,9 +31,14 @@ def _caller_of(ctx: Context) -> Caller:
 
 
 def _lookup(secret: str) -> ApiToken | None:
+    """The token for `secret`, its connection handled as Django handles a request's."""
     if not secret or len(secret) > 200:
         return None
-    return selectors.token_for_secret(secret)
+    close_old_connections()
+    try:
+        return selectors.token_for_secret(secret)
+    finally:
+        close_old_connections()
 
 
 class BearerAuth:

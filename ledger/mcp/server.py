@@ -1,72 +1,611 @@
-"""The MCP tools: each one checks who is asking the way the REST route does, then calls the services.
+"""The MCP tools (docs/mcp.md): each one checks who is asking the way its REST route does, through the
+same functions, then answers the same JSON.
 
 `build_server(caller_of)` makes a server whose tools learn their caller from `caller_of(ctx)`: a fixed
-token for stdio, the request's token for HTTP.
+token for stdio, the request's token for HTTP. Every refusal is a tool error whose text says why:
+a refusal of the frame (`ApiRefusal`) or of the ledger (`LedgerError`), arguments outside the tool's
+schema, or a body the API's `In` shapes refuse.
 """
 
 from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from typing import Any, ParamSpec, TypeVar
+from typing import Annotated, Any, ParamSpec, TypeVar
 
 from django.db import close_old_connections
+from django.db.models import QuerySet
+from django.http import HttpResponse
+from django_filters import FilterSet
 from mcp.server.mcpserver import Context, MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
+from mcp_types import CallToolResult, InputRequiredResult
+from ninja import Schema
+from pydantic import BaseModel, Field, ValidationError
 
-from ledger.api.base import ApiRefusal, Caller
-from ledger.api.routes_decisions import decision_rows
-from ledger.api.shapes import DecisionOut
-from ledger.services import LedgerError
+from ledger import selectors, services
+from ledger.api.base import ApiRefusal, Caller, listed
+from ledger.api.routes_context import context_for
+from ledger.api.routes_decisions import decision_rows, project_decision
+from ledger.api.routes_inbox import entry_submit_as, inbox_rows
+from ledger.api.routes_memory import memory_record_as, memory_rows, visible_memory
+from ledger.api.routes_mirror import ScribeIn, mirror_run_as, scribe_run_as
+from ledger.api.shapes import (
+    AGENT_NAME,
+    MAX_PAGE_SIZE,
+    TAG_LIST,
+    AgentMemoryQuery,
+    DecisionCreateIn,
+    DecisionOut,
+    DecisionQuery,
+    EntryOut,
+    EntrySubmitIn,
+    InboxQuery,
+    MemoryIn,
+    MemoryOut,
+    MemoryQuery,
+    MergeOut,
+    Paging,
+    RejectIn,
+    RejectOut,
+    SessionIn,
+    SessionOut,
+    SessionPatchIn,
+    stated,
+)
+from ledger.context import MAX_ITEMS_LIMIT, MAX_TOKENS_LIMIT
+from ledger.filters import DecisionFilter, InboxFilter, MemoryFilter
+from ledger.models import (
+    DecisionType,
+    EntryType,
+    Importance,
+    InboxEntry,
+    MemoryCategory,
+    MemoryType,
+    MirrorKind,
+    Source,
+)
+from ledger.scribe import OUTCOME_MAX_LENGTH
+from ledger.services import RUN_ID_MAX_LENGTH, SESSION_ID_MAX_LENGTH, TITLE_MAX_LENGTH, LedgerError
+from ledger.values import (
+    CROSS_TEAM_TAG,
+    InvalidValue,
+    check_json,
+    check_text,
+    normalize_tags,
+)
 
 P = ParamSpec("P")
 R = TypeVar("R")
 
 CallerOf = Callable[[Context], Caller]
+Answer = dict[str, Any]
+
+VIA = "mcp"
+DEFAULT_LIMIT = 50
+# The largest id either database stores (a signed 64-bit integer): a larger one is refused, not looked up.
+MAX_ID = 2**63 - 1
+
+
+def readable(exc: ValidationError) -> str:
+    """A pydantic error as one line a person can act on: `field: message; field: message`."""
+    parts = []
+    for error in exc.errors():
+        field = ".".join(str(part) for part in error.get("loc", ())) or "arguments"
+        parts.append(f"{field}: {str(error.get('msg', 'invalid')).removeprefix('Value error, ')}")
+    return "; ".join(parts) or "invalid arguments"
+
+
+class LedgerServer(MCPServer):
+    """An MCPServer whose answer to arguments outside a tool's schema names each field at fault in one
+    line, like the API's 400, instead of pydantic's multi-line report."""
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
+    ) -> CallToolResult | InputRequiredResult:
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            cause = exc.__cause__
+            if isinstance(exc, UnexpectedToolError) or not isinstance(cause, ValidationError):
+                raise
+            raise ToolError(f"Error executing tool {name}: invalid arguments: {readable(cause)}") from cause
 
 
 def _refusals_as_tool_errors(fn: Callable[P, R]) -> Callable[P, R]:
-    """Run a tool the way Django runs a view: fresh database connections around it, and every refusal
-    (`ApiRefusal`, `LedgerError`) returned as a tool error with its readable text."""
+    """Run a tool the way Django runs a view: fresh database connections around it, no text either
+    database cannot store, and every refusal returned as a tool error with its readable text."""
 
     @functools.wraps(fn)
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
         close_old_connections()
         try:
+            for name, value in kwargs.items():
+                if not isinstance(value, Context):
+                    _storable(name, value)
             return fn(*args, **kwargs)
         except ApiRefusal as exc:
             raise ToolError(exc.message) from exc
         except LedgerError as exc:
             raise ToolError(exc.message) from exc
+        except ValidationError as exc:
+            raise ToolError(readable(exc)) from exc
         finally:
             close_old_connections()
 
     return wrapper
 
 
+def _storable(name: str, value: Any) -> None:
+    """Refuse a NUL character or a lone surrogate in any argument, filters included: PostgreSQL
+    refuses them even in a lookup (the API refuses them in its path and query the same way)."""
+    try:
+        check_text(value) if isinstance(value, str) else check_json(value)
+    except InvalidValue as exc:
+        raise services.invalid(name, str(exc)) from exc
+
+
+def _validated(shape: type[BaseModel], **fields: Any) -> Any:
+    """The tool's arguments read by the API's request shape: the same types, the same refusals."""
+    return shape.model_validate(fields)
+
+
+def _page(
+    filterset: type[FilterSet], rows: QuerySet[Any], filters: Schema, limit: int, offset: int, **fixed: str
+) -> tuple[list[Any], int]:
+    """One page of a list through the API's own filtering and paging, and the total it counted."""
+    response = HttpResponse()  # `listed` reports the total in the response's X-Total-Count
+    items = listed(filterset, rows, filters, Paging(limit=limit, offset=offset), response, **fixed)
+    return items, int(response["X-Total-Count"])
+
+
+def _listing(items: list[Any], total: int, limit: int, offset: int, out: type[Schema]) -> Answer:
+    return {
+        "total": total,
+        "offset": offset,
+        "limit": limit,
+        "items": [out.from_orm(item).model_dump(mode="json") for item in items],
+    }
+
+
+def _joined(tags: list[str] | str | None) -> str | None:
+    return ",".join(tags) if isinstance(tags, list) else tags
+
+
+def _has_cross_team_tag(tags: list[str] | str | None) -> bool:
+    try:
+        return CROSS_TEAM_TAG in normalize_tags(tags)
+    except InvalidValue:
+        return False  # the service refuses it with the reason
+
+
+def _choices(filterset: type[FilterSet], name: str) -> list[str]:
+    return [str(value) for value, _ in filterset.base_filters[name].extra["choices"]]
+
+
+def _described(description: str, **rules: Any) -> Any:
+    """A parameter's description, with `rules` stated in its schema (the services enforce them)."""
+    return Field(description=description, json_schema_extra=stated(**rules) if rules else None)
+
+
+# Parameters. A rule given to `Field` itself (ge, le, max_length) is checked before the tool runs;
+# one only stated (an enum) is checked by the service or the filter, with the API's message.
+EntryId = Annotated[int, Field(description="the inbox entry's id", ge=1, le=MAX_ID)]
+DecisionId = Annotated[int, Field(description="the decision's id", ge=1, le=MAX_ID)]
+MemoryId = Annotated[int, Field(description="the memory's id", ge=1, le=MAX_ID)]
+Limit = Annotated[
+    int, Field(description=f"rows to return, 1-{MAX_PAGE_SIZE} (default 50)", ge=1, le=MAX_PAGE_SIZE)
+]
+Offset = Annotated[int, Field(description="rows to skip from the start of the list", ge=0, le=MAX_ID)]
+AgentName = Annotated[str, _described("the agent's name (compared in any case)", **AGENT_NAME)]
+ActingAgent = Annotated[
+    str | None,
+    _described(
+        "the agent this is for; an agent token may name only itself (default), a coordinator must name one",
+        **AGENT_NAME,
+    ),
+]
+AgentFilter = Annotated[str | None, Field(description="only this agent's rows (any case)")]
+Tags = Annotated[
+    list[str] | str | None,
+    _described(
+        "tags: a list, or one comma-separated string; 'cross-team' shares with every agent", **TAG_LIST
+    ),
+]
+ImportanceIn = Annotated[str | None, _described("high, medium (default) or low", enum=Importance.values)]
+Content = Annotated[str, _described("the text itself, not blank", minLength=1, pattern=r"\S")]
+RunId = Annotated[str, Field(description="the run this comes from (optional)", max_length=RUN_ID_MAX_LENGTH)]
+MemoryTypeIn = Annotated[str, _described("the memory's type", enum=MemoryType.values)]
+StatusOf = {
+    "inbox": _choices(InboxFilter, "status"),
+    "decisions": _choices(DecisionFilter, "status"),
+    "memory": _choices(MemoryFilter, "status"),
+}
+
+
 def build_server(caller_of: CallerOf) -> MCPServer:
-    server = MCPServer(
+    server = LedgerServer(
         "canon",
         instructions=(
             "Canon is the team's decision ledger and memory. Propose decisions and learnings into the "
-            "inbox; coordinators merge or reject them. Read the accepted decisions before you act."
+            "inbox; coordinators merge or reject them. Read the accepted decisions before you act, and "
+            "compile your context at the start of each turn."
         ),
     )
 
-    def tool(description: str) -> Callable[[Callable[P, R]], Callable[P, R]]:
+    def tool(description: str, *aliases: str) -> Callable[[Callable[P, R]], Callable[P, R]]:
         def register(fn: Callable[P, R]) -> Callable[P, R]:
             wrapped = _refusals_as_tool_errors(fn)
-            server.add_tool(wrapped, name=fn.__name__, description=description)
+            for name in (fn.__name__, *aliases):
+                server.add_tool(wrapped, name=name, description=description)
             return wrapped
 
         return register
 
-    @tool("List the project's decisions, newest first (status: active by default, or all).")
-    def list_decisions(ctx: Context, status: str = "active", limit: int = 50) -> list[dict[str, Any]]:
+    # Inbox ------------------------------------------------------------------------------------
+
+    @tool(
+        "Propose a decision or learning into the inbox for review (also named squad_decide).",
+        "squad_decide",
+    )
+    def submit_inbox_entry(
+        ctx: Context,
+        slug: Annotated[
+            str, Field(description="short name, normalised (e.g. 'use-postgres')", max_length=200)
+        ],
+        type: Annotated[str, _described("the entry's type", enum=EntryType.values)],
+        content: Content,
+        title: Annotated[str, Field(description="one line (optional)", max_length=TITLE_MAX_LENGTH)] = "",
+        rationale: Annotated[str, Field(description="why (optional)")] = "",
+        tags: Tags = None,
+        importance: ImportanceIn = None,
+        run_id: RunId = "",
+        agent_name: ActingAgent = None,
+    ) -> Answer:
         caller = caller_of(ctx)
-        rows = decision_rows(caller.project)
-        if status != "all":
-            rows = rows.filter(status=status)
-        return [DecisionOut.from_orm(d).model_dump(mode="json") for d in rows[:limit]]
+        payload = _validated(
+            EntrySubmitIn,
+            agent_name=agent_name,
+            slug=slug,
+            type=type,
+            title=title,
+            content=content,
+            rationale=rationale,
+            tags=tags,
+            importance=importance,
+            run_id=run_id,
+        )
+        caller.count_write()
+        result = entry_submit_as(caller, payload)
+        return EntryOut.from_orm(result.entry).model_dump(mode="json")
+
+    @tool("List inbox entries newest first (status pending by default, or merged, rejected, all).")
+    def list_inbox(
+        ctx: Context,
+        status: Annotated[str | None, _described("default pending", enum=StatusOf["inbox"])] = None,
+        type: Annotated[str | None, _described("only this type", enum=EntryType.values)] = None,
+        agent: AgentFilter = None,
+        run_id: Annotated[str | None, Field(description="only this run's entries")] = None,
+        limit: Limit = DEFAULT_LIMIT,
+        offset: Offset = 0,
+    ) -> Answer:
+        caller = caller_of(ctx)
+        filters = InboxQuery(status=status, type=type, agent=agent, run_id=run_id)
+        items, total = _page(InboxFilter, inbox_rows(caller), filters, limit, offset)
+        return _listing(items, total, limit, offset, EntryOut)
+
+    @tool("Merge a pending inbox entry into a decision or a memory (coordinators only).")
+    def merge_inbox_entry(ctx: Context, entry_id: EntryId) -> Answer:
+        caller = caller_of(ctx)
+        caller.count_write()
+        caller.require_coordinator()
+        entry = services.entry_merge(project=caller.project, entry_id=entry_id, by=caller.name, via=VIA)
+        return MergeOut.from_orm(entry).model_dump(mode="json", exclude_none=True)
+
+    @tool("Reject a pending inbox entry, with an optional reason (coordinators only).")
+    def reject_inbox_entry(
+        ctx: Context,
+        entry_id: EntryId,
+        reason: Annotated[str, Field(description="why (optional)", max_length=10_000)] = "",
+    ) -> Answer:
+        caller = caller_of(ctx)
+        payload = _validated(RejectIn, reason=reason)
+        caller.count_write()
+        caller.require_coordinator()
+        entry = services.entry_reject(
+            project=caller.project, entry_id=entry_id, by=caller.name, reason=payload.reason, via=VIA
+        )
+        return RejectOut.from_orm(entry).model_dump(mode="json")
+
+    # Decisions --------------------------------------------------------------------------------
+
+    @tool("Record an active decision directly, optionally superseding others (coordinators only).")
+    def submit_decision(
+        ctx: Context,
+        agent_name: AgentName,
+        type: Annotated[str, _described("the decision's type", enum=DecisionType.values)],
+        title: Annotated[str, _described("one line, not blank", minLength=1, maxLength=TITLE_MAX_LENGTH)],
+        content: Content,
+        rationale: Annotated[str, Field(description="why (optional)")] = "",
+        tags: Tags = None,
+        supersedes: Annotated[
+            list[int] | None, Field(description="ids of active decisions this one replaces")
+        ] = None,
+    ) -> Answer:
+        caller = caller_of(ctx)
+        payload = _validated(
+            DecisionCreateIn,
+            agent_name=agent_name,
+            type=type,
+            title=title,
+            content=content,
+            rationale=rationale,
+            tags=tags,
+            supersedes=supersedes or [],
+        )
+        caller.count_write()
+        caller.require_coordinator()
+        decision = services.decision_create(
+            project=caller.project, **payload.model_dump(), by=caller.name, via=VIA
+        )
+        return DecisionOut.from_orm(project_decision(caller.project, decision.pk)).model_dump(mode="json")
+
+    @tool(
+        "List the project's decisions newest first (status active by default, or superseded, archived, all)."
+    )
+    def list_decisions(
+        ctx: Context,
+        status: Annotated[str | None, _described("default active", enum=StatusOf["decisions"])] = None,
+        type: Annotated[str | None, _described("only this type", enum=DecisionType.values)] = None,
+        agent: AgentFilter = None,
+        limit: Limit = DEFAULT_LIMIT,
+        offset: Offset = 0,
+    ) -> Answer:
+        caller = caller_of(ctx)
+        filters = DecisionQuery(status=status, type=type, agent=agent)
+        items, total = _page(DecisionFilter, decision_rows(caller.project), filters, limit, offset)
+        return _listing(items, total, limit, offset, DecisionOut)
+
+    @tool("Read one decision with its revisions and supersession links.")
+    def get_decision(ctx: Context, decision_id: DecisionId) -> Answer:
+        caller = caller_of(ctx)
+        return DecisionOut.from_orm(project_decision(caller.project, decision_id)).model_dump(mode="json")
+
+    # Memory -----------------------------------------------------------------------------------
+
+    @tool("Record a memory for an agent; an agent's cross-team memory becomes an inbox proposal instead.")
+    def record_memory(
+        ctx: Context,
+        agent_name: AgentName,
+        type: MemoryTypeIn,
+        content: Content,
+        importance: ImportanceIn = None,
+        tags: Tags = None,
+        session_id: Annotated[
+            str, Field(description="the session it belongs to (optional)", max_length=SESSION_ID_MAX_LENGTH)
+        ] = "",
+    ) -> Answer:
+        caller = caller_of(ctx)
+        payload = _validated(
+            MemoryIn, type=type, importance=importance, content=content, tags=tags, session_id=session_id
+        )
+        caller.count_write()
+        recorded = memory_record_as(caller, agent_name, payload)
+        if isinstance(recorded, InboxEntry):
+            return EntryOut.from_orm(recorded).model_dump(mode="json")
+        return MemoryOut.from_orm(recorded).model_dump(mode="json")
+
+    @tool("List one agent's memories newest first (another agent's: its cross-team ones only).")
+    def list_memory(
+        ctx: Context,
+        agent_name: AgentName,
+        type: Annotated[str | None, _described("only this type", enum=MemoryType.values)] = None,
+        importance: Annotated[str | None, _described("only this importance", enum=Importance.values)] = None,
+        status: Annotated[str | None, _described("default active", enum=StatusOf["memory"])] = None,
+        limit: Limit = DEFAULT_LIMIT,
+        offset: Offset = 0,
+    ) -> Answer:
+        caller = caller_of(ctx)
+        filters = AgentMemoryQuery(type=type, importance=importance, status=status)
+        items, total = _page(MemoryFilter, memory_rows(caller), filters, limit, offset, agent=agent_name)
+        return _listing(items, total, limit, offset, MemoryOut)
+
+    @tool("Read one memory of an agent (another agent's only when tagged cross-team).")
+    def get_memory(ctx: Context, agent_name: AgentName, memory_id: MemoryId) -> Answer:
+        caller = caller_of(ctx)
+        return MemoryOut.from_orm(visible_memory(caller, agent_name, memory_id)).model_dump(mode="json")
+
+    @tool("Search the memories you may read by tags, type, agent, text, importance and status.")
+    def search_memory(
+        ctx: Context,
+        tags: Annotated[
+            list[str] | str | None, Field(description="any of these whole tags (a list or comma-separated)")
+        ] = None,
+        type: Annotated[str | None, _described("only this type", enum=MemoryType.values)] = None,
+        agent: AgentFilter = None,
+        q: Annotated[str | None, Field(description="text the content contains, any case")] = None,
+        importance: Annotated[str | None, _described("only this importance", enum=Importance.values)] = None,
+        status: Annotated[str | None, _described("default active", enum=StatusOf["memory"])] = None,
+        limit: Limit = DEFAULT_LIMIT,
+        offset: Offset = 0,
+    ) -> Answer:
+        caller = caller_of(ctx)
+        filters = MemoryQuery(
+            tags=_joined(tags), type=type, agent=agent, q=q, importance=importance, status=status
+        )
+        items, total = _page(MemoryFilter, memory_rows(caller), filters, limit, offset)
+        return _listing(items, total, limit, offset, MemoryOut)
+
+    @tool("Inject a learning for one agent, or the whole team when tagged cross-team (coordinators only).")
+    def inject_learning(
+        ctx: Context,
+        content: Content,
+        category: Annotated[str, _described("what kind of learning", enum=MemoryCategory.values)],
+        agent_name: Annotated[
+            str | None,
+            _described("the agent it is for; leave out for a learning tagged cross-team", **AGENT_NAME),
+        ] = None,
+        importance: ImportanceIn = None,
+        tags: Tags = None,
+    ) -> Answer:
+        caller = caller_of(ctx)
+        payload = _validated(
+            MemoryIn, type=MemoryType.LEARNING, importance=importance, content=content, tags=tags
+        )
+        caller.count_write()
+        caller.require_coordinator()
+        if category not in MemoryCategory.values:
+            raise services.invalid(
+                "category", f"{category!r} is not one of: {', '.join(MemoryCategory.values)}"
+            )
+        if agent_name is None:
+            if not _has_cross_team_tag(tags):
+                raise services.invalid(
+                    "agent_name",
+                    f"name the agent this learning is for, or tag it {CROSS_TEAM_TAG!r} for the team",
+                )
+            agent_name = caller.project.coordinator_agent
+        memory = services.memory_record(
+            project=caller.project,
+            agent_name=agent_name,
+            **payload.model_dump(),
+            source=Source.COORDINATOR,
+            injected_by=caller.name,
+            category=category,
+        )
+        return MemoryOut.from_orm(memory).model_dump(mode="json")
+
+    # Sessions ---------------------------------------------------------------------------------
+
+    @tool("Start a session; any other open session of the project is closed.")
+    def start_session(
+        ctx: Context,
+        session_id: Annotated[
+            str | None, Field(description="unique in the project; generated when left out", max_length=100)
+        ] = None,
+        focus_area: Annotated[str, Field(description="what the session is about")] = "",
+        active_issues: Annotated[list[str] | None, Field(description="open issues, one per item")] = None,
+        summary: Annotated[str, Field(description="the summary so far")] = "",
+        serialized_state: Annotated[Any, Field(description="any JSON the runtime wants kept")] = None,
+    ) -> Answer:
+        caller = caller_of(ctx)
+        payload = _validated(
+            SessionIn,
+            session_id=session_id,
+            focus_area=focus_area,
+            active_issues=active_issues or [],
+            summary=summary,
+            serialized_state=serialized_state,
+        )
+        caller.count_write()
+        session = services.session_start(project=caller.project, **payload.model_dump())
+        return SessionOut.from_orm(session).model_dump(mode="json")
+
+    @tool("Read the project's open session.")
+    def current_session(ctx: Context) -> Answer:
+        caller = caller_of(ctx)
+        session = selectors.open_session(caller.project)
+        if session is None:
+            raise ApiRefusal(404, "no open session in this project; start one with start_session")
+        return SessionOut.from_orm(session).model_dump(mode="json")
+
+    @tool("Update the open session: replace fields, append a summary line, or end it.")
+    def update_session(
+        ctx: Context,
+        focus_area: Annotated[str | None, Field(description="replaces the focus area")] = None,
+        active_issues: Annotated[list[str] | None, Field(description="replaces the open issues")] = None,
+        summary: Annotated[str | None, Field(description="replaces the summary")] = None,
+        summary_append: Annotated[str | None, Field(description="adds one line to the summary")] = None,
+        serialized_state: Annotated[Any, Field(description="replaces the kept state (null keeps it)")] = None,
+        clear_serialized_state: Annotated[bool, Field(description="true clears the kept state")] = False,
+        end: Annotated[bool, Field(description="true closes the session")] = False,
+    ) -> Answer:
+        caller = caller_of(ctx)
+        if clear_serialized_state and serialized_state is not None:
+            raise services.invalid("serialized_state", "give a new state or clear it, not both")
+        payload = _validated(
+            SessionPatchIn,
+            focus_area=focus_area,
+            active_issues=active_issues,
+            summary=summary,
+            summary_append=summary_append,
+            serialized_state=serialized_state,
+            end=end,
+        )
+        caller.count_write()
+        if clear_serialized_state:
+            state = None
+        else:
+            state = serialized_state if serialized_state is not None else services.UNSET
+        session = services.session_update_current(
+            project=caller.project, **payload.model_dump(exclude={"serialized_state"}), serialized_state=state
+        )
+        return SessionOut.from_orm(session).model_dump(mode="json")
+
+    # Context, mirror, Scribe ------------------------------------------------------------------
+
+    @tool("Compile the context block for an agent's turn: boundaries, memories, the current session.")
+    def compile_context(
+        ctx: Context,
+        agent: Annotated[str, Field(description="the agent the block is for (an agent token: itself)")],
+        child: Annotated[bool, Field(description="true for a child worker: boundaries only")] = False,
+        max_items: Annotated[
+            int | None, Field(description=f"memories at most, 0-{MAX_ITEMS_LIMIT}", ge=0, le=MAX_ITEMS_LIMIT)
+        ] = None,
+        max_tokens: Annotated[
+            int | None, Field(description=f"token budget, 0-{MAX_TOKENS_LIMIT}", ge=0, le=MAX_TOKENS_LIMIT)
+        ] = None,
+        run_id: Annotated[
+            str | None,
+            Field(
+                description="when given, the compilation is recorded for this run",
+                max_length=RUN_ID_MAX_LENGTH,
+            ),
+        ] = None,
+    ) -> Answer:
+        caller = caller_of(ctx)
+        return context_for(
+            caller, agent, child=child, max_items=max_items, max_tokens=max_tokens, run_id=run_id
+        )
+
+    def mirror_answer(caller: Caller, kind: str) -> Answer:
+        caller.count_write()
+        result = mirror_run_as(caller, kind, trigger=VIA)
+        if result.report is None:
+            raise ToolError(f"the {kind} could not run: {result.error}")
+        return result.as_dict()
+
+    @tool("Write the ledger's files into the project's workspace now (coordinators only).")
+    def export_memory(ctx: Context) -> Answer:
+        return mirror_answer(caller_of(ctx), MirrorKind.EXPORT)
+
+    @tool("Adopt the team's files from the project's workspace into the ledger now (coordinators only).")
+    def import_memory(ctx: Context) -> Answer:
+        return mirror_answer(caller_of(ctx), MirrorKind.IMPORT)
+
+    @tool("After a run: merge its learnings, list its decisions for review, note it in the session.")
+    def scribe_run(
+        ctx: Context,
+        run_id: Annotated[
+            str, _described("the run, 1-200 characters", minLength=1, maxLength=RUN_ID_MAX_LENGTH)
+        ],
+        started_at: Annotated[str, Field(description="ISO 8601 with a time zone, e.g. 2026-11-22T08:00:00Z")],
+        agent_name: ActingAgent = None,
+        outcome: Annotated[
+            str, Field(description="one line, default completed", max_length=OUTCOME_MAX_LENGTH)
+        ] = "completed",
+        approved: Annotated[bool, Field(description="the coordinator backstop: merge decisions too")] = False,
+    ) -> Answer:
+        caller = caller_of(ctx)
+        payload = _validated(
+            ScribeIn,
+            agent_name=agent_name,
+            run_id=run_id,
+            started_at=started_at,
+            outcome=outcome,
+            approved=approved,
+        )
+        caller.count_write()
+        return scribe_run_as(caller, payload, via=VIA)
 
     return server

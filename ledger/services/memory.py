@@ -11,6 +11,7 @@ from ledger.models import (
     Agent,
     AgentMemory,
     Importance,
+    MemoryCategory,
     MemoryStatus,
     MemoryType,
     Project,
@@ -47,6 +48,7 @@ def memory_insert(
     session_id: str,
     source: str,
     injected_by: str,
+    category: str = "",
 ) -> AgentMemory:
     return AgentMemory.objects.create(
         project=project,
@@ -61,6 +63,7 @@ def memory_insert(
         session_id=session_id,
         source=source,
         injected_by=injected_by[:150],
+        category=category,
         content_sha256=content_sha256(content),
         tokens=count_tokens(content),
     )
@@ -77,8 +80,10 @@ def memory_record(
     session_id: str = "",
     source: str = Source.AGENT,
     injected_by: str = "",
+    category: str = "",
 ) -> AgentMemory:
-    """Record a memory for an agent. A coordinator's injection says who injected it."""
+    """Record a memory for an agent. A coordinator's injection says who injected it, and may say which
+    kind of learning it is (`category`, blank otherwise)."""
     name = checked_agent_name(agent_name)
     values: dict[str, Any] = {
         "type": checked_choice("type", type, MemoryType.values),
@@ -88,6 +93,7 @@ def memory_record(
         "session_id": checked_text("session_id", session_id, max_length=SESSION_ID_MAX_LENGTH).strip(),
         "source": checked_choice("source", source, Source.values),
         "injected_by": checked_text("injected_by", injected_by, max_length=150),
+        "category": checked_choice("category", category, MemoryCategory.values) if category != "" else "",
     }
     with transaction.atomic():
         agent = agent_get_or_create(project=project, name=name)

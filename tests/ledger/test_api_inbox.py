@@ -52,7 +52,20 @@ def test_resubmitting_a_merged_entry_is_409(project, alice, coordinator):
     coordinator.post(f"/decisions/inbox/{entry_id}/merge")
     response = alice.post("/decisions/inbox", ENTRY)
     assert response.status_code == 409
-    assert "merged" in response.json()["error"]
+    assert response.json()["error"].startswith("already recorded as use-postgres (merged)")
+
+
+def test_a_decollided_retry_of_a_decided_entry_names_the_slug_it_was_recorded_as(
+    project, alice, bob, coordinator
+):
+    alice.post("/decisions/inbox", ENTRY)
+    entry_id = bob.post("/decisions/inbox", ENTRY).json()["id"]
+    coordinator.post(f"/decisions/inbox/{entry_id}/reject", {"reason": "not now"})
+    response = bob.post("/decisions/inbox", ENTRY)
+    assert response.status_code == 409
+    assert response.json()["error"] == (
+        "already recorded as use-postgres--bob (rejected); propose it again under a new slug"
+    )
 
 
 def test_merge_creates_a_decision_atomically(project, alice, coordinator):

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import functools
 import os
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
+from mcp.server.mcpserver import Context
 
 from ledger import selectors
-from ledger.api.base import Caller
+from ledger.api.base import ApiRefusal, Caller
 from ledger.mcp.server import build_server
 
 
@@ -38,5 +40,13 @@ class Command(BaseCommand):
             raise CommandError(
                 f"the token in {variable} is not for project {options['project']!r}", returncode=2
             )
-        caller = Caller(token=token, project=token.project)
-        build_server(lambda ctx: caller).run("stdio")
+        build_server(functools.partial(_caller_of, secret, variable)).run("stdio")
+
+
+def _caller_of(secret: str, variable: str, ctx: Context) -> Caller:
+    """The token read again for each call, so that a token revoked (or a project changed) while the
+    server runs takes effect at once, as it does over HTTP."""
+    token = selectors.token_for_secret(secret)
+    if token is None:
+        raise ApiRefusal(401, f"the token in {variable} is no longer valid (revoked)")
+    return Caller(token=token, project=token.project)

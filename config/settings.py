@@ -229,11 +229,20 @@ CONTENT_SECURITY_POLICY = {
     },
 }
 
-# Writes (POST/PATCH) one agent's tokens may make per project in a rolling minute; past it, 429 with
-# Retry-After. Coordinator tokens are exempt; 0 turns the limit off. Counted in the cache below.
+# Writes (POST/PATCH, MCP write tools) one agent's tokens may make per project in a rolling minute; past
+# it, 429 with Retry-After. Coordinator tokens are exempt; 0 turns the limit off. Counted in the cache below.
 CANON_AGENT_WRITES_PER_MINUTE = env_int("CANON_AGENT_WRITES_PER_MINUTE", 120)
-# Django's default cache, spelled out: local memory, so each process counts its own writes.
-CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "canon"}}
+# Canon's own data outside every workspace: copies of team files taken before Canon first replaces them,
+# and the cache.
+CANON_DATA_DIR = Path(os.environ.get("CANON_DATA_DIR", BASE_DIR / "var"))
+# The cache holds the write counts: files under CANON_DATA_DIR, so that every worker process of the server
+# counts an agent's writes together (local memory would give each process a limit of its own).
+CACHES = {
+    "default": {
+        "BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
+        "LOCATION": str(CANON_DATA_DIR / "cache"),
+    }
+}
 
 # Context compiler defaults (docs/compiler.md), overridable per call.
 CANON_CONTEXT_MAX_ITEMS = env_int("CANON_CONTEXT_MAX_ITEMS", 20)
@@ -254,8 +263,6 @@ if CANON_MIRROR_LEASE_SECONDS < 1 or CANON_MIRROR_WAIT_SECONDS < 0:
         "CANON_MIRROR_LEASE_SECONDS must be 1 or more and CANON_MIRROR_WAIT_SECONDS 0 or more, got "
         f"{CANON_MIRROR_LEASE_SECONDS} and {CANON_MIRROR_WAIT_SECONDS}"
     )
-# Canon's own data outside every workspace: copies of team files taken before Canon first replaces them.
-CANON_DATA_DIR = Path(os.environ.get("CANON_DATA_DIR", BASE_DIR / "var"))
 
 LOGGING = {
     "version": 1,

@@ -16,3 +16,7 @@ from config.settings import *  # noqa: F403
 # processes with CANON_TEST_TASKS=database to keep the real queue (the rows `manage.py db_worker` runs).
 if os.environ.get("CANON_TEST_TASKS") != "database":
     TASKS = {"default": {"BACKEND": "django_tasks.backends.immediate.ImmediateBackend"}}
+
+# Each test process counts writes in its own memory: the suite's processes run side by side, and a test
+# clears the counts it starts with. The production servers the tests start use the real, shared cache.
+CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "canon-tests"}}

@@ -148,9 +148,9 @@ def project_caller(request: HttpRequest, project_slug: str) -> Caller:
 
 
 # Per-agent write rate (CANON_AGENT_WRITES_PER_MINUTE in the README): the times of an agent's recent
-# writes, kept in Django's cache. With the default LocMemCache the count is per process. The lock makes
-# read-and-update one step for the threads of a process; with a cache shared between processes, two
-# processes can each take the last free slot, so the limit can be passed by one write per process.
+# writes, kept in Django's cache, which the settings share between the server's worker processes. The
+# lock makes read-and-update one step for the threads of a process; two processes can each take the last
+# free slot at the same instant, so the limit can be passed by one write per process.
 _WRITE_WINDOW = 60.0
 _writes_lock = threading.Lock()
 _clock = time.time  # wall-clock seconds, comparable between processes that share a cache

@@ -1,4 +1,5 @@
-# Canon: `make run` (dashboard with demo data on SQLite) and `make test` (everything).
+# Canon: `make run` (dashboard with demo data on SQLite), `make test` (everything) and `make serve`
+# (the production server).
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -6,8 +7,11 @@ STAMP := $(VENV)/.installed-$(shell cksum pyproject.toml | cut -d' ' -f1)
 HOST ?= 127.0.0.1
 PORT ?= 8000
 PYTEST_ARGS ?=
+# `make serve`: worker processes (empty: two per core, see config/serve.py) and the main process's pid file.
+WORKERS ?=
+PIDFILE ?= var/serve.pid
 
-.PHONY: install chromium run demo test lint typecheck pytest bench clean
+.PHONY: install chromium run serve demo test lint typecheck pytest bench clean
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -40,7 +44,20 @@ demo: install
 run: demo
 	@$(BIN)/python manage.py db_worker --no-reload & worker=$$!; \
 	trap 'kill $$worker 2>/dev/null; wait $$worker' EXIT INT TERM; \
-	$(BIN)/python manage.py runserver $(HOST):$(PORT)
+	$(BIN)/python -m uvicorn config.asgi:application --reload --reload-dir config --reload-dir ledger \
+		--reload-dir review --host $(HOST) --port $(PORT)
+
+# The production server (README "Production server"): DEBUG off, so DJANGO_SECRET_KEY must be set; the
+# first step stops with the settings' message otherwise. Granian's workers serve config.asgi (dashboard,
+# API, static files, /mcp/) on HOST:PORT; `kill -HUP $$(cat $(PIDFILE))` restarts every worker without
+# dropping a request. The export worker runs beside it and stops with it.
+serve: install
+	@$(BIN)/python -m config.serve --check
+	$(BIN)/python manage.py migrate --verbosity 0
+	$(BIN)/python manage.py collectstatic --noinput --verbosity 0
+	@$(BIN)/python manage.py db_worker --no-reload & worker=$$!; \
+	trap 'kill $$worker 2>/dev/null; wait $$worker' EXIT INT TERM; \
+	$(BIN)/python -m config.serve --host $(HOST) --port $(PORT)$(if $(WORKERS), --workers $(WORKERS)) --pid $(PIDFILE)
 
 lint: install
 	$(BIN)/ruff check .
@@ -59,6 +76,7 @@ bench: install
 	$(BIN)/python bench/compile.py
 	$(BIN)/python bench/mirror.py
 	$(BIN)/python bench/dashboard.py
+	$(BIN)/python bench/http.py
 
 clean:
 	rm -rf $(VENV) var staticfiles .pytest_cache .mypy_cache .ruff_cache

@@ -18,7 +18,10 @@ from typing import Any
 from urllib.parse import urlparse, urlunparse
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+BENCH = ROOT / "bench"
+# A script run as `python bench/x.py` has bench/ first on its path, where bench/http.py would stand in for
+# the standard library's `http` (which Django imports). Every benchmark imports this module first.
+sys.path[:] = [str(ROOT)] + [p for p in sys.path if Path(p or ".").resolve() != BENCH]
 
 
 def parse_args(

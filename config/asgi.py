@@ -4,6 +4,7 @@ the MCP server at `/mcp/` (docs/mcp.md), in one ASGI application."""
 from __future__ import annotations
 
 import os
+from collections.abc import Awaitable, Callable
 
 import django
 from django.conf import settings
@@ -17,7 +18,7 @@ django_app = get_asgi_application()
 
 from ledger.mcp.http import PATH, build_app  # noqa: E402  (needs the apps loaded)
 
-mcp_app = build_app()
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 
 async def _refuse_host(send: Send) -> None:
@@ -32,21 +33,27 @@ async def _refuse_host(send: Send) -> None:
     await send({"type": "http.response.body", "body": body})
 
 
-async def application(scope: Scope, receive: Receive, send: Send) -> None:
-    """`/mcp` and `/mcp/` go to the MCP server, once the Host is one Django would serve; the lifespan
-    starts and stops its session manager; everything else is Django's."""
-    if scope["type"] == "lifespan":
-        await mcp_app(scope, receive, send)
-        return
-    if scope["type"] == "http" and scope["path"] in (PATH, PATH.rstrip("/")):
-        host = dict(scope["headers"]).get(b"host", b"").decode("latin-1")
-        domain, _ = split_domain_port(host)
-        if not domain or not validate_host(domain, settings.ALLOWED_HOSTS):
-            await _refuse_host(send)
+def build_application() -> ASGIApp:
+    """A new application with its own MCP session manager, which can run (one lifespan) only once."""
+    mcp_app = build_app()
+
+    async def application(scope: Scope, receive: Receive, send: Send) -> None:
+        """`/mcp` and `/mcp/` go to the MCP server, once the Host is one Django would serve; the lifespan
+        starts and stops its session manager; everything else is Django's."""
+        if scope["type"] == "lifespan":
+            await mcp_app(scope, receive, send)
             return
-        await mcp_app({**scope, "path": PATH, "raw_path": PATH.encode()}, receive, send)
-        return
-    await django_app(scope, receive, send)  # type: ignore[arg-type]  # Django's stricter ASGI types
+        if scope["type"] == "http" and scope["path"] in (PATH, PATH.rstrip("/")):
+            host = dict(scope["headers"]).get(b"host", b"").decode("latin-1")
+            domain, _ = split_domain_port(host)
+            if not domain or not validate_host(domain, settings.ALLOWED_HOSTS):
+                await _refuse_host(send)
+                return
+            await mcp_app({**scope, "path": PATH, "raw_path": PATH.encode()}, receive, send)
+            return
+        await django_app(scope, receive, send)  # type: ignore[arg-type]  # Django's stricter ASGI types
+
+    return application
 
 
-__all__ = ["application"]
+application = build_application()

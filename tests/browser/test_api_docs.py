@@ -5,9 +5,12 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import expect
 
+from .conftest import BOTH_SERVERS
+
 pytestmark = pytest.mark.browser
 
 
+@BOTH_SERVERS
 def test_api_docs_render_every_route_without_the_network_or_csp_violations(page, console, project):
     requested: list[str] = []
     page.on("request", lambda request: requested.append(request.url))

@@ -12,7 +12,7 @@ from playwright.sync_api import Page, expect
 from ledger import services
 from ledger.models import Decision, DecisionStatus, EntryStatus, InboxEntry, Membership
 
-from .conftest import PASSWORD
+from .conftest import BOTH_SERVERS, PASSWORD
 
 pytestmark = pytest.mark.browser
 
@@ -30,6 +30,7 @@ def csp_problems(page: Page, console: list[str]) -> list[str]:
     return logged + page.evaluate("window.__cspViolations")
 
 
+@BOTH_SERVERS
 def test_sign_in_through_the_login_form_lands_on_the_project_list(page, coordinator_user, submit):
     submit("first-proposal")
     page.goto("/login/")
@@ -68,6 +69,7 @@ def test_filter_form_shows_only_matching_rows_and_keeps_the_filter_in_the_url(pa
     expect(page.get_by_label("Agent")).to_have_value("bob")
 
 
+@BOTH_SERVERS
 def test_merge_and_reject_happen_in_place_without_a_reload(page, signed_in, submit, console):
     to_merge = submit("use-postgres", type="architectural", title="Use PostgreSQL")
     to_reject = submit("use-redis", type="technical", title="Use Redis")
@@ -104,6 +106,7 @@ def test_merge_and_reject_happen_in_place_without_a_reload(page, signed_in, subm
     assert [line for line in console if line.startswith(("error", "pageerror"))] == []
 
 
+@BOTH_SERVERS
 def test_bulk_reject_rejects_the_selected_entries_only(page, signed_in, submit):
     first = submit("first", title="First")
     second = submit("second", title="Second")
@@ -228,6 +231,7 @@ def test_markup_in_a_title_is_shown_as_text_and_never_runs(page, signed_in, subm
     assert page.evaluate("typeof window.__xss") == "undefined"
 
 
+@BOTH_SERVERS
 def test_inbox_and_its_htmx_swaps_run_under_the_csp_without_violations(page, signed_in, submit, console):
     entry = submit("csp-check", title="Check the policy")
     response = page.goto(INBOX)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 
 from asgiref.sync import sync_to_async
+from django.conf import settings
 from django.db import close_old_connections
 from mcp.server.mcpserver import Context
 from mcp.server.transport_security import TransportSecuritySettings
@@ -84,5 +85,7 @@ def build_app() -> ASGIApp:
         stateless_http=True,
         json_response=True,
         transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
+        # The API's limit (1 MiB), not the transport's default of 4.
+        max_request_body_size=settings.DATA_UPLOAD_MAX_MEMORY_SIZE,
     )
     return BearerAuth(starlette)

@@ -205,3 +205,28 @@ def test_http_with_a_revoked_token_is_401(project, base_url):
 def test_http_host_not_allowed_is_400(project, base_url):
     response = post(base_url, {"Authorization": f"Bearer {token(project)}", "Host": "evil.example"})
     assert response.status_code == 400
+
+
+def test_http_body_over_the_api_limit_is_refused_and_stores_nothing(project, base_url):
+    """The API's 1 MiB limit, not the transport's default of 4: a 2 MiB proposal is refused whole."""
+    call = {
+        "jsonrpc": "2.0",
+        "id": 2,
+        "method": "tools/call",
+        "params": {
+            "name": "submit_inbox_entry",
+            "arguments": {"slug": "huge", "type": "technical", "content": "x" * (2 * 1024 * 1024)},
+        },
+    }
+    response = httpx2.post(
+        base_url,
+        content=json.dumps(call),
+        headers={
+            "Authorization": f"Bearer {token(project)}",
+            "Content-Type": "application/json",
+            "Accept": "application/json, text/event-stream",
+        },
+        timeout=30,
+    )
+    assert response.status_code == 413
+    assert not InboxEntry.objects.exists()

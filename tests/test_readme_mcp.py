@@ -233,3 +233,66 @@ def test_stdio_block_with_another_projects_token_does_not_start(my_app: Project)
 
     assert result.returncode == 2
     assert "is not for project 'my-app'" in result.stderr
+
+
+async def whole_flow(alice: Client, lead: Client) -> str:
+    """Alice proposes and finds her proposal, the coordinator merges it, Alice records a memory and
+    compiles her context. Returns the compiled text."""
+    async with alice, lead:
+        proposed = structured(
+            await alice.call_tool(
+                "submit_inbox_entry",
+                {
+                    "slug": "retry-policy",
+                    "type": "architectural",
+                    "title": "Retry idempotent calls three times",
+                    "content": "Retry idempotent HTTP calls three times with jitter.",
+                },
+            )
+        )
+        pending = structured(await alice.call_tool("list_inbox", {}))["items"]
+        assert [entry["slug"] for entry in pending] == ["retry-policy"]
+        merged = structured(await lead.call_tool("merge_inbox_entry", {"entry_id": proposed["id"]}))
+        assert merged["status"] == "merged"
+        structured(
+            await alice.call_tool(
+                "record_memory",
+                {
+                    "agent_name": "Alice",
+                    "type": "learning",
+                    "importance": "high",
+                    "content": "The staging queue drains at 02:00.",
+                },
+            )
+        )
+        block = structured(await alice.call_tool("compile_context", {"agent": "Alice"}))
+    return block["text"]
+
+
+def check_compiled(text: str) -> None:
+    assert "Retry idempotent calls three times" in text  # the decision the coordinator merged
+    assert "The staging queue drains at 02:00." in text  # the memory Alice recorded
+
+
+def http_client(name: str, served: str, secret: str) -> Client:
+    entry = expand(readme_entry(name), HTTP_CLIENTS[name], {"CANON_TOKEN": secret})
+    url = entry["url"].replace("http://127.0.0.1:8000", served)
+    return Client(streamable_http_client(url, http_client=httpx2.AsyncClient(headers=entry["headers"])))
+
+
+def test_over_http_as_configured_agents_propose_list_merge_record_and_compile(
+    served: str, alice_token: str, my_app: Project
+) -> None:
+    _, lead_token = services.token_issue(project=my_app, role="coordinator")
+    text = run_async(
+        whole_flow, http_client("claude-code", served, alice_token), http_client("cursor", served, lead_token)
+    )
+    check_compiled(text)
+
+
+def test_over_stdio_as_configured_agents_propose_list_merge_record_and_compile(
+    alice_token: str, my_app: Project
+) -> None:
+    _, lead_token = services.token_issue(project=my_app, role="coordinator")
+    text = run_async(whole_flow, Client(stdio_parameters(alice_token)), Client(stdio_parameters(lead_token)))
+    check_compiled(text)

@@ -80,8 +80,10 @@ def memory_record_as(
     """Record `payload` for agent `name` as `caller`: the memory, or, for an agent token tagging it
     `cross-team`, the pending inbox entry that proposes it. `field` names where `name` came from."""
     caller.require_agent(name, field)
+    if caller.agent is not None and payload.category:
+        raise ApiRefusal(403, "only a coordinator's injected learning carries a category")
     if caller.agent is not None and CROSS_TEAM_TAG in _tags(payload.tags):
-        proposal = payload.model_dump(exclude={"session_id"})
+        proposal = payload.model_dump(exclude={"session_id", "category"})
         result = services.memory_propose(project=caller.project, agent_name=caller.agent.name, **proposal)
         return result.entry
     return services.memory_record(

@@ -17,6 +17,7 @@ from ledger.models import (
     DecisionType,
     EntryType,
     Importance,
+    MemoryCategory,
     MemoryStatus,
     MemoryType,
 )
@@ -220,6 +221,8 @@ class MemoryIn(In):
     content: StrictStr = _field(minLength=1, pattern=NOT_BLANK)
     tags: Tags = None
     session_id: StrictStr = _field("", maxLength=SESSION_ID_MAX_LENGTH)
+    # A coordinator's injected learning says what kind it is; an agent's memory has none.
+    category: StrictStr = _field("", enum=["", *MemoryCategory.values])
 
 
 class MemoryPatchIn(In):

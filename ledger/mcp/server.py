@@ -449,15 +449,20 @@ def build_server(caller_of: CallerOf) -> MCPServer:
         tags: Tags = None,
     ) -> Answer:
         caller = caller_of(ctx)
-        payload = _validated(
-            MemoryIn, type=MemoryType.LEARNING, importance=importance, content=content, tags=tags
-        )
         caller.count_write()
         caller.require_coordinator()
         if category not in MemoryCategory.values:
             raise services.invalid(
                 "category", f"{category!r} is not one of: {', '.join(MemoryCategory.values)}"
             )
+        payload = _validated(
+            MemoryIn,
+            type=MemoryType.LEARNING,
+            importance=importance,
+            content=content,
+            tags=tags,
+            category=category,
+        )
         if agent_name is None:
             if not _has_cross_team_tag(tags):
                 raise services.invalid(
@@ -471,7 +476,6 @@ def build_server(caller_of: CallerOf) -> MCPServer:
             **payload.model_dump(),
             source=Source.COORDINATOR,
             injected_by=caller.name,
-            category=category,
         )
         return MemoryOut.from_orm(memory).model_dump(mode="json")
 

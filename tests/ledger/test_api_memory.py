@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ledger import services
+from ledger.models import AgentMemory
 
 
 def remember(project, agent, content, **kw):
@@ -32,6 +33,31 @@ def test_coordinator_injects_a_learning_for_an_agent(project, coordinator):
     )
     assert response.status_code == 201
     assert (response.json()["source"], response.json()["injected_by"]) == ("coordinator", "coordinator")
+    assert response.json()["category"] == ""
+
+
+def test_a_coordinators_learning_carries_its_category(project, coordinator):
+    response = coordinator.post(
+        "/agents/Bob/memory",
+        {"type": "learning", "content": "Mock only what cannot run here", "category": "best-practice"},
+    )
+    assert response.status_code == 201
+    assert response.json()["category"] == "best-practice"
+
+
+def test_an_unknown_category_is_400_and_stores_nothing(project, coordinator):
+    response = coordinator.post("/agents/Bob/memory", {"type": "learning", "content": "x", "category": "tip"})
+    assert response.status_code == 400
+    assert response.json()["details"][0]["field"] == "category"
+    assert not AgentMemory.objects.exists()
+
+
+def test_an_agent_cannot_give_its_own_memory_a_category(project, alice):
+    response = alice.post(
+        "/agents/alice/memory", {"type": "learning", "content": "x", "category": "best-practice"}
+    )
+    assert response.status_code == 403
+    assert not AgentMemory.objects.exists()
 
 
 def test_memory_filters_by_type_and_importance(project, alice):

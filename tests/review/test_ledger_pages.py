@@ -177,6 +177,22 @@ def test_memory_filters_and_per_agent_view(lead, project):
     assert page(importance="high", type="learning") == ["a"]
 
 
+def test_memory_list_shows_an_injected_learnings_category(lead, project):
+    services.memory_record(
+        project=project,
+        agent_name="Bob",
+        type="learning",
+        content="Retry the flaky upload once",
+        source="coordinator",
+        injected_by="lead",
+        category="mistake-pattern",
+    )
+    services.memory_record(project=project, agent_name="Bob", type="learning", content="plain")
+    rows = lead.get("/p/alpha/memory/").content.decode()
+    assert rows.count('<div class="muted">mistake-pattern</div>') == 1
+
+
+
 @pytest.mark.parametrize("size", [3, 60])
 def test_memory_list_makes_a_fixed_number_of_queries(lead, project, django_assert_num_queries, size):
     for i in range(size):

@@ -28,6 +28,7 @@ from typing import Any, ClassVar
 import django_filters
 from django import forms
 from django.db.models import Q, QuerySet
+from django.forms import BoundField
 from django.utils import timezone
 from django_filters.fields import ChoiceField
 
@@ -169,6 +170,8 @@ class LedgerFilterSet(django_filters.FilterSet):
     """
 
     defaults: ClassVar[dict[str, str]] = {}
+    # A second spelling of a field, which the API takes and a person's form does not show.
+    api_spellings: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self, data: Any = None, *args: Any, **kwargs: Any) -> None:
         data = data.copy() if data is not None else {}
@@ -176,6 +179,11 @@ class LedgerFilterSet(django_filters.FilterSet):
             for name, value in self.defaults.items():
                 data[name] = value
         super().__init__(data, *args, **kwargs)
+
+    @property
+    def person_fields(self) -> list[BoundField]:
+        """The form's fields a person fills in: one per choice, the API's second spellings left out."""
+        return [field for field in self.form if field.name not in self.api_spellings]
 
 
 class InboxFilter(LedgerFilterSet):
@@ -248,6 +256,7 @@ class MemoryFilter(LedgerFilterSet):
     tags = TagsFilter(label="Tags")
 
     defaults = {"status": MemoryStatus.ACTIVE, "archived": "false"}
+    api_spellings = ("status", "tags")
 
     class Meta:
         model = AgentMemory

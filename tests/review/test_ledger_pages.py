@@ -177,6 +177,20 @@ def test_memory_filters_and_per_agent_view(lead, project):
     assert page(importance="high", type="learning") == ["a"]
 
 
+def test_memory_filter_form_shows_one_field_per_choice(lead, project):
+    """The API's second spellings (`status` for `archived`, `tags` for `tag`) are not shown to a person."""
+    html = lead.get("/p/alpha/memory/").content.decode()
+    for shown in ("archived", "tag", "type", "importance", "agent", "q", "flagged"):
+        assert f'name="{shown}"' in html
+    for hidden in ("status", "tags"):
+        assert f'name="{hidden}"' not in html
+    # The API's spelling still filters when a link carries it.
+    services.memory_record(project=project, agent_name="Bob", type="learning", content="kept", tags="keep")
+    services.memory_record(project=project, agent_name="Bob", type="learning", content="other")
+    page = lead.get("/p/alpha/memory/", {"tags": "keep"}).context["page"]
+    assert [m.content for m in page.object_list] == ["kept"]
+
+
 def test_memory_list_shows_an_injected_learnings_category(lead, project):
     services.memory_record(
         project=project,
@@ -190,7 +204,6 @@ def test_memory_list_shows_an_injected_learnings_category(lead, project):
     services.memory_record(project=project, agent_name="Bob", type="learning", content="plain")
     rows = lead.get("/p/alpha/memory/").content.decode()
     assert rows.count('<div class="muted">mistake-pattern</div>') == 1
-
 
 
 @pytest.mark.parametrize("size", [3, 60])

@@ -9,6 +9,8 @@ from pathlib import Path
 from django.conf import settings
 
 from ledger.api import api
+from ledger.mcp.server import build_server
+from tests.threads import run_async
 
 ROOT = Path(settings.BASE_DIR)
 README = (ROOT / "README.md").read_text(encoding="utf-8")
@@ -100,6 +102,23 @@ def test_every_api_route_is_documented_with_its_method_in_docs_api():
     assert "GET /api/projects/{project}/context" in operations
     missing = [operation for operation in operations if f"`{operation}`" not in text]
     assert not missing, f"API operations missing from docs/api.md: {missing}"
+
+
+def test_every_mcp_tool_has_a_row_in_docs_mcp():
+    """Every tool is in the docs' tables, with a one-line description and a schema that describes each
+    parameter."""
+    tools = run_async(build_server(lambda ctx: None).list_tools)
+    table = (ROOT / "docs" / "mcp.md").read_text(encoding="utf-8")
+    assert len(tools) == 20
+    assert sorted(t.name for t in tools if f"| `{t.name}` |" not in table) == []
+    assert all(t.description and "\n" not in t.description for t in tools), "one line each"
+    undescribed = [
+        f"{t.name}.{name}"
+        for t in tools
+        for name, schema in t.input_schema["properties"].items()
+        if not schema.get("description")
+    ]
+    assert undescribed == []
 
 
 def test_docs_link_only_to_pages_that_exist():

@@ -20,6 +20,7 @@ from mcp.client.streamable_http import streamable_http_client
 from ledger import services
 from ledger.models import Project
 from tests import processes
+from tests.mcp_results import answer
 from tests.servers import asgi_in_thread
 from tests.threads import run_async
 
@@ -105,23 +106,18 @@ def alice_token(my_app: Project) -> str:
     return secret
 
 
-def structured(result: Any) -> Any:
-    assert not result.is_error, result.content
-    return result.structured_content
-
-
 async def use(client: Client) -> tuple[set[str], list[str], list[tuple[str, str, str]]]:
     """What an agent does first: list the tools, read the decisions, propose an entry and find it in
     the inbox. Returns the tool names, the decision titles and the inbox as (agent, slug, status)."""
     async with client:
         tools = {tool.name for tool in (await client.list_tools()).tools}
-        decisions = structured(await client.call_tool("list_decisions", {}))["items"]
-        structured(
+        decisions = answer(await client.call_tool("list_decisions", {}))["items"]
+        answer(
             await client.call_tool(
                 "submit_inbox_entry", {"slug": "cache-reads", "type": "technical", "content": "Cache reads."}
             )
         )
-        inbox = structured(await client.call_tool("list_inbox", {}))["items"]
+        inbox = answer(await client.call_tool("list_inbox", {}))["items"]
     return tools, [d["title"] for d in decisions], [(e["agent_name"], e["slug"], e["status"]) for e in inbox]
 
 
@@ -239,7 +235,7 @@ async def whole_flow(alice: Client, lead: Client) -> str:
     """Alice proposes and finds her proposal, the coordinator merges it, Alice records a memory and
     compiles her context. Returns the compiled text."""
     async with alice, lead:
-        proposed = structured(
+        proposed = answer(
             await alice.call_tool(
                 "submit_inbox_entry",
                 {
@@ -250,11 +246,11 @@ async def whole_flow(alice: Client, lead: Client) -> str:
                 },
             )
         )
-        pending = structured(await alice.call_tool("list_inbox", {}))["items"]
+        pending = answer(await alice.call_tool("list_inbox", {}))["items"]
         assert [entry["slug"] for entry in pending] == ["retry-policy"]
-        merged = structured(await lead.call_tool("merge_inbox_entry", {"entry_id": proposed["id"]}))
+        merged = answer(await lead.call_tool("merge_inbox_entry", {"entry_id": proposed["id"]}))
         assert merged["status"] == "merged"
-        structured(
+        answer(
             await alice.call_tool(
                 "record_memory",
                 {
@@ -265,7 +261,7 @@ async def whole_flow(alice: Client, lead: Client) -> str:
                 },
             )
         )
-        block = structured(await alice.call_tool("compile_context", {"agent": "Alice"}))
+        block = answer(await alice.call_tool("compile_context", {"agent": "Alice"}))
     return block["text"]
 
 

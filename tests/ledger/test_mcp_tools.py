@@ -18,6 +18,7 @@ from ledger import services
 from ledger.api.base import Caller
 from ledger.mcp.server import build_server
 from ledger.models import AgentMemory, ApiToken, InboxEntry, MemoryType, Project, Source
+from tests.mcp_results import answer, text
 from tests.threads import run_async
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -68,16 +69,6 @@ def call(caller: Caller, tool: str, **arguments: Any) -> CallToolResult:
     return result
 
 
-def text(result: CallToolResult) -> str:
-    return " ".join(getattr(block, "text", "") for block in result.content)
-
-
-def ok(result: CallToolResult) -> dict[str, Any]:
-    assert not result.is_error, text(result)
-    assert result.structured_content is not None
-    return result.structured_content
-
-
 def refused(result: CallToolResult, *needles: str) -> str:
     assert result.is_error, result.structured_content
     message = text(result)
@@ -102,7 +93,7 @@ def lead(project: Project) -> Caller:
 
 
 def propose(caller: Caller, slug: str = "use-postgres", **fields: Any) -> dict[str, Any]:
-    return ok(
+    return answer(
         call(caller, "submit_inbox_entry", **{"slug": slug, "type": "technical", "content": "x", **fields})
     )
 
@@ -124,7 +115,7 @@ def test_every_tool_is_listed_with_one_line_and_described_parameters(project):
 
 
 def test_squad_decide_is_submit_inbox_entry_under_another_name(alice):
-    entry = ok(call(alice, "squad_decide", slug="Use Redis!", type="architectural", content="cache"))
+    entry = answer(call(alice, "squad_decide", slug="Use Redis!", type="architectural", content="cache"))
     assert entry["slug"] == "use-redis"
     assert InboxEntry.objects.get().agent.name == "Alice"
 
@@ -159,7 +150,7 @@ def test_retry_of_a_decided_decollided_entry_says_where_it_was_recorded(alice, b
     propose(alice)
     entry = propose(bob)
     assert entry["slug"] == "use-postgres--bob"
-    ok(call(lead, "merge_inbox_entry", entry_id=entry["id"]))
+    answer(call(lead, "merge_inbox_entry", entry_id=entry["id"]))
     refused(
         call(bob, "submit_inbox_entry", slug="use-postgres", type="technical", content="again"),
         "already recorded as use-postgres--bob",
@@ -169,38 +160,38 @@ def test_retry_of_a_decided_decollided_entry_says_where_it_was_recorded(alice, b
 def test_list_inbox_pages_and_says_the_total(alice):
     for n in range(3):
         propose(alice, slug=f"s{n}")
-    first = ok(call(alice, "list_inbox", limit=2))
+    first = answer(call(alice, "list_inbox", limit=2))
     assert (first["total"], len(first["items"])) == (3, 2)
-    rest = ok(call(alice, "list_inbox", limit=2, offset=2))
+    rest = answer(call(alice, "list_inbox", limit=2, offset=2))
     assert [e["slug"] for e in rest["items"]] == ["s0"]
 
 
 def test_list_inbox_hides_another_agents_private_learning(alice, bob, lead):
     propose(bob, slug="secret", type="learning")
-    assert ok(call(alice, "list_inbox"))["total"] == 0
-    assert ok(call(lead, "list_inbox"))["total"] == 1
+    assert answer(call(alice, "list_inbox"))["total"] == 0
+    assert answer(call(lead, "list_inbox"))["total"] == 1
 
 
 def test_another_projects_entries_are_neither_listed_nor_decided(alice, other_project):
     entry = propose(alice)
     stranger = caller_for(other_project, "coordinator")
-    assert ok(call(stranger, "list_inbox"))["total"] == 0
+    assert answer(call(stranger, "list_inbox"))["total"] == 0
     refused(call(stranger, "merge_inbox_entry", entry_id=entry["id"]), f"no inbox entry {entry['id']}")
     assert InboxEntry.objects.get().status == "pending"
 
 
 def test_coordinator_merges_an_entry_into_a_decision(alice, lead):
     entry = propose(alice)
-    merged = ok(call(lead, "merge_inbox_entry", entry_id=entry["id"]))
+    merged = answer(call(lead, "merge_inbox_entry", entry_id=entry["id"]))
     assert merged["status"] == "merged"
     assert "memory_id" not in merged
-    decision = ok(call(alice, "get_decision", decision_id=merged["decision_id"]))
+    decision = answer(call(alice, "get_decision", decision_id=merged["decision_id"]))
     assert decision["source_entry_id"] == entry["id"]
 
 
 def test_merging_twice_is_refused_with_the_state(alice, lead):
     entry = propose(alice)
-    ok(call(lead, "merge_inbox_entry", entry_id=entry["id"]))
+    answer(call(lead, "merge_inbox_entry", entry_id=entry["id"]))
     refused(call(lead, "merge_inbox_entry", entry_id=entry["id"]), "already merged")
 
 
@@ -213,7 +204,7 @@ def test_an_agent_token_cannot_decide_entries(alice, tool):
 
 def test_coordinator_rejects_with_a_reason(alice, lead):
     entry = propose(alice)
-    rejected = ok(call(lead, "reject_inbox_entry", entry_id=entry["id"], reason="not now"))
+    rejected = answer(call(lead, "reject_inbox_entry", entry_id=entry["id"], reason="not now"))
     assert (rejected["status"], rejected["reason"]) == ("rejected", "not now")
 
 
@@ -221,8 +212,8 @@ def test_coordinator_rejects_with_a_reason(alice, lead):
 
 
 def test_coordinator_records_a_decision_that_supersedes_another(lead, alice):
-    old = ok(call(lead, "submit_decision", agent_name="Alice", type="technical", title="A", content="a"))
-    new = ok(
+    old = answer(call(lead, "submit_decision", agent_name="Alice", type="technical", title="A", content="a"))
+    new = answer(
         call(
             lead,
             "submit_decision",
@@ -234,9 +225,9 @@ def test_coordinator_records_a_decision_that_supersedes_another(lead, alice):
         )
     )
     assert new["supersedes"] == [old["id"]]
-    listed = ok(call(alice, "list_decisions"))
+    listed = answer(call(alice, "list_decisions"))
     assert [d["title"] for d in listed["items"]] == ["B"]
-    assert ok(call(alice, "list_decisions", status="all"))["total"] == 2
+    assert answer(call(alice, "list_decisions", status="all"))["total"] == 2
 
 
 def test_an_agent_token_cannot_record_a_decision(alice):
@@ -247,7 +238,7 @@ def test_an_agent_token_cannot_record_a_decision(alice):
 
 
 def test_another_projects_decision_is_not_found(lead, other_project):
-    decision = ok(call(lead, "submit_decision", agent_name="Alice", type="scope", title="A", content="a"))
+    decision = answer(call(lead, "submit_decision", agent_name="Alice", type="scope", title="A", content="a"))
     stranger = caller_for(other_project, "agent", "Alice")
     refused(call(stranger, "get_decision", decision_id=decision["id"]), "no decision")
 
@@ -256,7 +247,7 @@ def test_another_projects_decision_is_not_found(lead, other_project):
 
 
 def test_agent_records_its_own_memory(alice):
-    memory = ok(call(alice, "record_memory", agent_name="alice", type="learning", content="retry twice"))
+    memory = answer(call(alice, "record_memory", agent_name="alice", type="learning", content="retry twice"))
     assert (memory["agent_name"], memory["source"], memory["category"]) == ("Alice", "agent", "")
 
 
@@ -266,32 +257,34 @@ def test_agent_cannot_record_memory_for_another_agent(alice):
 
 
 def test_an_agents_cross_team_memory_becomes_a_proposal(alice):
-    answer = ok(
+    entry = answer(
         call(alice, "record_memory", agent_name="Alice", type="learning", content="share", tags="cross-team")
     )
-    assert answer["status"] == "pending" and answer["slug"].startswith("learning-")
+    assert entry["status"] == "pending" and entry["slug"].startswith("learning-")
     assert not AgentMemory.objects.exists()
 
 
 def test_coordinator_records_memory_for_an_agent_saying_who_injected_it(lead):
-    memory = ok(call(lead, "record_memory", agent_name="Bob", type="core_context", content="x"))
+    memory = answer(call(lead, "record_memory", agent_name="Bob", type="core_context", content="x"))
     assert (memory["source"], memory["injected_by"]) == ("coordinator", "coordinator")
 
 
 def test_another_agents_private_memory_is_refused_and_unlisted(alice, bob):
-    private = ok(call(bob, "record_memory", agent_name="Bob", type="learning", content="mine"))
+    private = answer(call(bob, "record_memory", agent_name="Bob", type="learning", content="mine"))
     refused(call(alice, "get_memory", agent_name="Bob", memory_id=private["id"]), "private")
-    assert ok(call(alice, "list_memory", agent_name="Bob"))["total"] == 0
-    assert ok(call(bob, "list_memory", agent_name="Bob"))["total"] == 1
+    assert answer(call(alice, "list_memory", agent_name="Bob"))["total"] == 0
+    assert answer(call(bob, "list_memory", agent_name="Bob"))["total"] == 1
 
 
 def test_search_memory_filters_by_tags_text_and_type(lead, alice):
     for content, tags, kind in [("use retries", "ops", "learning"), ("ui colours", "ui", "pattern")]:
-        ok(call(lead, "record_memory", agent_name="Alice", type=kind, content=content, tags=tags))
-    assert [m["content"] for m in ok(call(alice, "search_memory", tags=["ops"]))["items"]] == ["use retries"]
-    assert ok(call(alice, "search_memory", q="COLOUR"))["total"] == 1
-    assert ok(call(alice, "search_memory", type="pattern", importance="medium"))["total"] == 1
-    assert ok(call(alice, "search_memory", status="archived"))["total"] == 0
+        answer(call(lead, "record_memory", agent_name="Alice", type=kind, content=content, tags=tags))
+    assert [m["content"] for m in answer(call(alice, "search_memory", tags=["ops"]))["items"]] == [
+        "use retries"
+    ]
+    assert answer(call(alice, "search_memory", q="COLOUR"))["total"] == 1
+    assert answer(call(alice, "search_memory", type="pattern", importance="medium"))["total"] == 1
+    assert answer(call(alice, "search_memory", status="archived"))["total"] == 0
 
 
 def test_search_memory_refuses_a_status_outside_its_set(alice):
@@ -299,7 +292,7 @@ def test_search_memory_refuses_a_status_outside_its_set(alice):
 
 
 def test_coordinator_injects_a_learning_for_one_agent(lead):
-    memory = ok(
+    memory = answer(
         call(lead, "inject_learning", agent_name="Alice", content="test first", category="best-practice")
     )
     assert (memory["type"], memory["category"], memory["source"]) == (
@@ -311,12 +304,12 @@ def test_coordinator_injects_a_learning_for_one_agent(lead):
 
 
 def test_a_cross_team_learning_needs_no_agent_and_reaches_every_agent(lead, bob):
-    ok(
+    answer(
         call(
             lead, "inject_learning", content="ask before deleting", category="preference", tags=["cross-team"]
         )
     )
-    assert ok(call(bob, "search_memory"))["total"] == 1
+    assert answer(call(bob, "search_memory"))["total"] == 1
     refused(call(lead, "inject_learning", content="x", category="preference"), "agent_name")
 
 
@@ -343,20 +336,20 @@ def test_a_memory_category_outside_the_set_is_refused_by_the_database(project):
 
 
 def test_session_start_update_and_end(alice):
-    ok(call(alice, "start_session", session_id="s-1", focus_area="billing", serialized_state={"step": 1}))
-    current = ok(call(alice, "current_session"))
+    answer(call(alice, "start_session", session_id="s-1", focus_area="billing", serialized_state={"step": 1}))
+    current = answer(call(alice, "current_session"))
     assert (current["session_id"], current["serialized_state"]) == ("s-1", {"step": 1})
-    kept = ok(call(alice, "update_session", summary_append="did a thing"))
+    kept = answer(call(alice, "update_session", summary_append="did a thing"))
     assert kept["serialized_state"] == {"step": 1} and "did a thing" in kept["summary"]
-    cleared = ok(call(alice, "update_session", clear_serialized_state=True))
+    cleared = answer(call(alice, "update_session", clear_serialized_state=True))
     assert cleared["serialized_state"] is None
-    ended = ok(call(alice, "update_session", end=True))
+    ended = answer(call(alice, "update_session", end=True))
     assert ended["ended_at"] is not None
     refused(call(alice, "current_session"), "no open session")
 
 
 def test_a_reused_session_id_is_refused(alice):
-    ok(call(alice, "start_session", session_id="s-1"))
+    answer(call(alice, "start_session", session_id="s-1"))
     refused(call(alice, "start_session", session_id="s-1"), "s-1")
 
 
@@ -364,16 +357,18 @@ def test_a_reused_session_id_is_refused(alice):
 
 
 def test_compile_context_for_self_and_not_for_another_agent(lead, alice):
-    ok(call(lead, "submit_decision", agent_name="Lead", type="architectural", title="Postgres", content="pg"))
-    block = ok(call(alice, "compile_context", agent="Alice", run_id="run-1"))
+    answer(
+        call(lead, "submit_decision", agent_name="Lead", type="architectural", title="Postgres", content="pg")
+    )
+    block = answer(call(alice, "compile_context", agent="Alice", run_id="run-1"))
     assert "Postgres" in block["text"] and set(block["layers"]) == {"boundaries", "memory", "session"}
     refused(call(alice, "compile_context", agent="Bob"), "acts as")
-    assert ok(call(lead, "compile_context", agent="Bob", child=True))["layers"]["memory"]["ids"] == []
+    assert answer(call(lead, "compile_context", agent="Bob", child=True))["layers"]["memory"]["ids"] == []
 
 
 def test_scribe_run_merges_the_runs_learnings(alice):
     propose(alice, slug="retry", type="learning", run_id="run-7")
-    report = ok(call(alice, "scribe_run", run_id="run-7", started_at="2020-01-01T00:00:00Z"))
+    report = answer(call(alice, "scribe_run", run_id="run-7", started_at="2020-01-01T00:00:00Z"))
     assert [e["slug"] for e in report["merged"]] == ["retry"]
     refused(call(alice, "scribe_run", run_id="run-7", started_at="yesterday"), "started_at")
     refused(
@@ -387,8 +382,8 @@ def test_coordinator_exports_and_imports_the_workspace(lead, project, tmp_path):
     project.workspace = str(tmp_path)
     project.save(update_fields=["workspace"])
     lead = caller_for(project, "coordinator")
-    assert ok(call(lead, "export_memory"))["ok"] is True
-    assert ok(call(lead, "import_memory"))["ok"] is True
+    assert answer(call(lead, "export_memory"))["ok"] is True
+    assert answer(call(lead, "import_memory"))["ok"] is True
 
 
 @pytest.mark.parametrize("tool", ["export_memory", "import_memory"])
@@ -440,5 +435,5 @@ def test_bad_input_is_a_readable_tool_error(alice, tool, arguments, needle):
 def test_writes_count_against_the_agents_write_limit(alice, settings):
     settings.CANON_AGENT_WRITES_PER_MINUTE = 2
     propose(alice, slug="a")
-    ok(call(alice, "record_memory", agent_name="Alice", type="learning", content="x"))
+    answer(call(alice, "record_memory", agent_name="Alice", type="learning", content="x"))
     refused(call(alice, "start_session"), "writes per minute")

@@ -19,6 +19,7 @@ from mcp_types import CallToolResult
 
 from ledger import services
 from ledger.models import ApiToken, InboxEntry, Project
+from tests.mcp_results import answer, text
 from tests.processes import MANAGE, environment, manage
 from tests.servers import asgi_in_thread
 from tests.threads import run_async
@@ -28,16 +29,6 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 def token(project: Project, role: str = "agent", agent: str = "Alice") -> str:
     return services.token_issue(project=project, role=role, agent_name=agent if role == "agent" else None)[1]
-
-
-def text(result: CallToolResult) -> str:
-    return " ".join(getattr(block, "text", "") for block in result.content)
-
-
-def answer(result: CallToolResult) -> dict[str, Any]:
-    assert not result.is_error, text(result)
-    assert result.structured_content is not None
-    return result.structured_content
 
 
 def run_calls(server: Any, calls: list[tuple[str, dict[str, Any]]]) -> list[CallToolResult]:

@@ -77,6 +77,7 @@ bench: install
 	$(BIN)/python bench/mirror.py
 	$(BIN)/python bench/dashboard.py
 	$(BIN)/python bench/http.py
+	$(BIN)/python bench/search.py
 
 clean:
 	rm -rf $(VENV) var staticfiles .pytest_cache .mypy_cache .ruff_cache

@@ -3,7 +3,8 @@
 Each FilterSet reads plain query parameters (a `QueryDict` from the dashboard's URL, a dict from the
 API's validated query) and narrows a queryset its caller chose: the caller decides which rows may be
 seen (`selectors.entries_visible_to`, `selectors.memories_visible_to`) and their order; the FilterSet
-decides only which of them match. The rules every list shares live here once:
+decides only which of them match (and, for a text search, their order). The rules every list shares
+live here once:
 
 - a status filter takes one of the statuses or `all` (every status); absent or empty, it takes the
   list's default (inbox `pending`, decisions and memory `active`);
@@ -11,10 +12,12 @@ decides only which of them match. The rules every list shares live here once:
   dashboard's message above the list);
 - an agent name that no agent can have matches nothing (`selectors.agent_filter_key`);
 - tags match whole tags, any of them; a tag no row can carry matches nothing, and more tags than a
-  row can hold is a form error.
+  row can hold is a form error;
+- `q` is a full-text search (`ledger.search`): every word, stemmed, the last also as a prefix, and the
+  rows come best match first instead of in the list's own order.
 
-Some filters serve one side only: the API does not take the dashboard's `q` on the inbox or `age`,
-and `flagged` on the memory list is applied by the dashboard's view, since flags are computed from
+Some filters serve one side only: the API does not take the dashboard's `age`, and `flagged` on the
+memory list is applied by the dashboard's view, since flags are computed from
 the text. The dashboard spells the memory status as the yes/no `archived` and the tag filter `tag`;
 the API as `status` and `tags`.
 """
@@ -45,6 +48,7 @@ from ledger.models import (
     MemoryType,
     Source,
 )
+from ledger.search import search
 from ledger.selectors import agent_filter_key
 from ledger.values import MAX_TAGS, InvalidValue, normalize_tags, tag_needle
 
@@ -149,17 +153,15 @@ class TagsFilter(django_filters.CharFilter):
 
 
 class TextFilter(django_filters.CharFilter):
-    """Rows with the text in any of `fields`, in any case."""
+    """Rows whose text has every word of the query, best match first (`ledger.search`): the list's
+    own order gives way to relevance."""
 
-    def __init__(self, *fields: str, **kwargs: Any) -> None:
-        self.fields = fields
+    def __init__(self, **kwargs: Any) -> None:
         super().__init__(method=self.by_text, label="Text", **kwargs)
 
-    def by_text(self, queryset: QuerySet[Any], name: str, value: str) -> QuerySet[Any]:
-        match = Q()
-        for field in self.fields:
-            match |= Q(**{f"{field}__icontains": value})
-        return queryset.filter(match)
+    @staticmethod
+    def by_text(queryset: QuerySet[Any], name: str, value: str) -> QuerySet[Any]:
+        return search(queryset, value)
 
 
 class LedgerFilterSet(django_filters.FilterSet):
@@ -191,7 +193,7 @@ class InboxFilter(LedgerFilterSet):
     type = OneOf(choices=EntryType.choices, empty_label="Any type", label="Type")
     agent = AgentFilter()
     run_id = django_filters.CharFilter(label="Run", strip=False)
-    q = TextFilter("title", "content", "slug")
+    q = TextFilter()
     age = django_filters.ChoiceFilter(
         choices=[
             ("day", "Last 24 hours"),
@@ -223,7 +225,7 @@ class DecisionFilter(LedgerFilterSet):
     agent = AgentFilter()
     since = django_filters.DateFilter(field_name="created_at", lookup_expr="date__gte", label="From")
     until = django_filters.DateFilter(field_name="created_at", lookup_expr="date__lte", label="To")
-    q = TextFilter("title", "content", "rationale")
+    q = TextFilter()
     # `import`: adopted from the team's files, to find and retype them.
     source = OneOf(choices=Source.choices, empty_label="Any source", label="Source")
 
@@ -239,7 +241,7 @@ class MemoryFilter(LedgerFilterSet):
     importance = OneOf(choices=Importance.choices, empty_label="Any importance", label="Importance")
     tag = TagsFilter()
     agent = AgentFilter()
-    q = TextFilter("content")
+    q = TextFilter()
     archived = django_filters.BooleanFilter(
         method="filter_archived",
         label="Archived",

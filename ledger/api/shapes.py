@@ -122,12 +122,14 @@ class InboxQuery(Schema):
     type: str | None = _choice(InboxFilter, "type")
     agent: str | None = _filter(**AGENT_NAME)
     run_id: str | None = _filter(maxLength=RUN_ID_MAX_LENGTH)
+    q: str | None = _filter()
 
 
 class DecisionQuery(Schema):
     status: str | None = _choice(DecisionFilter, "status")
     type: str | None = _choice(DecisionFilter, "type")
     agent: str | None = _filter(**AGENT_NAME)
+    q: str | None = _filter()
 
 
 class MemoryQuery(Schema):

@@ -206,6 +206,10 @@ ActingAgent = Annotated[
     ),
 ]
 AgentFilter = Annotated[str | None, Field(description="only this agent's rows (any case)")]
+SearchText = Annotated[
+    str | None,
+    Field(description="words the text must all hold (stemmed, the last also as a prefix); best match first"),
+]
 Tags = Annotated[
     list[str] | str | None,
     _described(
@@ -286,11 +290,12 @@ def build_server(caller_of: CallerOf) -> MCPServer:
         type: Annotated[str | None, _described("only this type", enum=EntryType.values)] = None,
         agent: AgentFilter = None,
         run_id: Annotated[str | None, Field(description="only this run's entries")] = None,
+        q: SearchText = None,
         limit: Limit = DEFAULT_LIMIT,
         offset: Offset = 0,
     ) -> Answer:
         caller = caller_of(ctx)
-        filters = InboxQuery(status=status, type=type, agent=agent, run_id=run_id)
+        filters = InboxQuery(status=status, type=type, agent=agent, run_id=run_id, q=q)
         items, total = _page(InboxFilter, inbox_rows(caller), filters, limit, offset)
         return _listing(items, total, limit, offset, EntryOut)
 
@@ -358,11 +363,12 @@ def build_server(caller_of: CallerOf) -> MCPServer:
         status: Annotated[str | None, _described("default active", enum=StatusOf["decisions"])] = None,
         type: Annotated[str | None, _described("only this type", enum=DecisionType.values)] = None,
         agent: AgentFilter = None,
+        q: SearchText = None,
         limit: Limit = DEFAULT_LIMIT,
         offset: Offset = 0,
     ) -> Answer:
         caller = caller_of(ctx)
-        filters = DecisionQuery(status=status, type=type, agent=agent)
+        filters = DecisionQuery(status=status, type=type, agent=agent, q=q)
         items, total = _page(DecisionFilter, decision_rows(caller.project), filters, limit, offset)
         return _listing(items, total, limit, offset, DecisionOut)
 
@@ -423,7 +429,7 @@ def build_server(caller_of: CallerOf) -> MCPServer:
         ] = None,
         type: Annotated[str | None, _described("only this type", enum=MemoryType.values)] = None,
         agent: AgentFilter = None,
-        q: Annotated[str | None, Field(description="text the content contains, any case")] = None,
+        q: SearchText = None,
         importance: Annotated[str | None, _described("only this importance", enum=Importance.values)] = None,
         status: Annotated[str | None, _described("default active", enum=StatusOf["memory"])] = None,
         limit: Limit = DEFAULT_LIMIT,

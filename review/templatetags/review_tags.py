@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import unicodedata
 from datetime import datetime, timedelta
 
 from django import template
 from django.utils import timezone
-from django.utils.html import format_html
+from django.utils.html import escape, format_html
+from django.utils.safestring import SafeString, mark_safe
 from django.utils.timesince import timesince
+
+from ledger.search import WORD, terms
 
 register = template.Library()
 
@@ -52,3 +56,56 @@ def query_with(context: template.Context, **changes: object) -> str:
 def words(value: str) -> str:
     """A report key as words: `backed_up` -> `backed up`."""
     return str(value).replace("_", " ")
+
+
+# Endings taken off a word before comparing it with a searched word, longest first: close enough to the
+# database's stemming to mark `migration` for `migrations` and `cache` for `caching`.
+_ENDINGS = ("ations", "ation", "ings", "ing", "ies", "ied", "ment", "es", "ed", "ly", "s", "e", "y")
+
+
+def _plain(word: str) -> str:
+    """`word` compared without case or accents."""
+    decomposed = unicodedata.normalize("NFKD", word.casefold())
+    return "".join(c for c in decomposed if not unicodedata.combining(c))
+
+
+def _root(word: str) -> str:
+    for ending in _ENDINGS:
+        if word.endswith(ending) and len(word) - len(ending) >= 3:
+            return word[: -len(ending)]
+    return word
+
+
+@register.filter
+def highlight(value: object, q: object) -> SafeString:
+    """The text escaped, with each word that the search `q` matches in `<mark>` (docs/dashboard.md).
+
+    Takes plain text, never HTML: every piece is escaped before the marks are added. A word is marked
+    when it starts with a searched word or shares its root, close to what the database matched.
+    """
+    text = "" if value is None else str(value)
+    searched = [_plain(word) for word in terms(q)] if isinstance(q, str) and q else []
+    if not searched:
+        return escape(text)
+    roots = {_root(word) for word in searched}
+    pieces: list[str] = []
+    end = 0
+    for match in WORD.finditer(text):
+        word = _plain(match.group())
+        if word.startswith(tuple(searched)) or _root(word) in roots:
+            pieces += [escape(text[end : match.start()]), format_html("<mark>{}</mark>", match.group())]
+            end = match.end()
+    pieces.append(escape(text[end:]))
+    return mark_safe("".join(pieces))  # every piece is escaped above
+
+
+@register.simple_tag(takes_context=True)
+def highlighted(context: template.Context, value: object) -> SafeString:
+    """`value` with the words of the list's search (`q` of `params`, else of the request) marked.
+
+    A row shown again after an action, outside its list, has no search and is only escaped.
+    """
+    shown = context.get("params")
+    request = context.get("request")
+    params = shown if shown is not None else getattr(request, "GET", None)
+    return highlight(value, params.get("q", "") if params is not None else "")

@@ -60,15 +60,16 @@ def _decorate(entries: list[Any]) -> list[Any]:
     return entries
 
 
-def _queue_page(project: Project, entries: QuerySet[InboxEntry], number: str | None) -> Page[Any]:
+def _queue_page(entries: QuerySet[InboxEntry], number: str | None) -> Page[Any]:
     """One page of the queue in two queries at any depth: the count, then the page's rows.
 
     The queue's order is computed, so the database sorts every matching entry: it sorts their ids in a
     subquery (from `ledger_entry_review_queue` alone), and reads whole rows only for the page. Sorting
-    whole entries, text and all, took most of the page's time and spilled to disk on deep pages.
+    whole entries, text and all, took most of the page's time and spilled to disk on deep pages. The
+    page's rows are read in the list's own order, the queue's or a text search's relevance.
     """
     page = paginate(entries.values_list("pk", flat=True), number)
-    rows = inbox_queryset(project).filter(pk__in=page.object_list)
+    rows = entries.filter(pk__in=page.object_list)
     return Page(_decorate(list(rows)), page.number, page.paginator)
 
 
@@ -90,7 +91,7 @@ def _render_inbox(
     """The inbox filtered by `params` (the page's query string, or the one an action sent along)."""
     filterset = InboxFilter(params, queryset=inbox_queryset(access.project))
     entries = filterset.qs if filterset.is_valid() else InboxEntry.objects.none()
-    page = _queue_page(access.project, entries, params.get("page"))
+    page = _queue_page(entries, params.get("page"))
     context = project_context(
         access,
         filter=filterset,

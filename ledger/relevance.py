@@ -1,0 +1,87 @@
+"""Which memories bear on a task: the task's content words, each searched alone, the rankings fused.
+
+A text search that needs every term to match finds nothing for a whole task sentence ("add a retry
+to the billing webhook handler"): no memory says all of that. So the task is cut into its content
+words (`task_terms`), each word is searched on its own, and the per-word rankings are fused by
+reciprocal rank (`rank_by_task`): a memory found by several words, or high in one word's ranking,
+comes first. Equal scores go to the more important memory, then the newer one.
+
+The search itself is the caller's (`search(rows, term)`, best first), so the same fusion serves a
+substring match today and a ranked full-text search later.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from django.db.models import QuerySet
+
+from ledger.models import AgentMemory
+from ledger.search import STOP_WORDS as SEARCH_STOP_WORDS
+
+# Reciprocal rank fusion's damping constant (Cormack, Clarke & Büttcher, 2009): a row's score from
+# one ranking is 1 / (RRF_K + rank), so the top of each ranking counts a little more than the rest.
+RRF_K = 60
+# How far down each term's ranking is read: enough for a long list of matches, bounded per term.
+TERM_DEPTH = 100
+# Shorter words are letters and numbers that match everything as a substring.
+MIN_TERM_LENGTH = 2
+
+# A word, with the dots, dashes and slashes inside identifiers, paths and versions kept
+# (`pg_dump`, `ledger/mirror`, `3.11`, `django-ninja`); punctuation at either end dropped. An
+# apostrophe ends a word, so a possessive or a contraction leaves its stem (`pod's` → `pod`).
+_WORD = re.compile(r"\w+(?:[./\-]\w+)*")
+
+# Words that carry no topic: the search's English stop words, and the verbs, fillers and contractions a
+# task is phrased with ("make sure we…", "let's…", "couldn't").
+_TASK_FILLERS = """
+    also aren cannot could couldn didn doesn done either else even ever every get gets getting got hasn
+    haven isn let lets like ll make makes making may might much must need needs one ought per please re
+    shall shouldn sure upon us ve via wasn weren whether whose within without won would wouldn yet
+"""
+STOP_WORDS = SEARCH_STOP_WORDS | frozenset(_TASK_FILLERS.split())
+
+
+def task_terms(task: str) -> list[str]:
+    """The task's content words: lower-cased, stop words and one-letter words dropped, each once, in
+    the order the task gives them."""
+    terms: dict[str, None] = {}
+    for match in _WORD.finditer(task.lower()):
+        word = match.group()
+        if len(word) >= MIN_TERM_LENGTH and word not in STOP_WORDS:
+            terms[word] = None
+    return list(terms)
+
+
+@dataclass
+class _Fused:
+    memory: AgentMemory
+    score: float = 0.0
+
+
+def rank_by_task(
+    rows: QuerySet[AgentMemory],
+    task: str,
+    k: int,
+    search: Callable[[QuerySet[AgentMemory], str], QuerySet[AgentMemory]],
+) -> list[AgentMemory]:
+    """The `k` rows that best match the task: `search(rows, term)` for each of `task_terms(task)`,
+    fused by reciprocal rank; equal scores in order of importance, then newest first.
+
+    `rows` is already narrowed to what the reader may see; `search` returns the rows matching one
+    term, best first. One query per term, each reading at most `TERM_DEPTH` rows.
+    """
+    if k <= 0:
+        return []
+    fused: dict[int, _Fused] = {}
+    for term in task_terms(task):
+        for rank, memory in enumerate(search(rows, term)[:TERM_DEPTH], start=1):
+            entry = fused.setdefault(memory.pk, _Fused(memory))
+            entry.score += 1.0 / (RRF_K + rank)
+    ordered = sorted(
+        fused.values(),
+        key=lambda f: (-f.score, f.memory.importance_rank, -f.memory.created_at.timestamp(), -f.memory.pk),
+    )
+    return [f.memory for f in ordered[:k]]

@@ -42,6 +42,9 @@ from ledger.models import (
     DecisionType,
     EntryStatus,
     EntryType,
+    Episode,
+    EpisodeOutcome,
+    EpisodeSource,
     Importance,
     InboxEntry,
     MemoryStatus,
@@ -273,3 +276,17 @@ class MemoryFilter(LedgerFilterSet):
         self, queryset: QuerySet[AgentMemory], name: str, value: bool | None
     ) -> QuerySet[AgentMemory]:
         return queryset
+
+
+class EpisodeFilter(LedgerFilterSet):
+    """Episodes of every outcome (no default): by agent, outcome, who wrote it, run, or their text."""
+
+    agent = AgentFilter()
+    outcome = OneOf(choices=EpisodeOutcome.choices, empty_label="Any outcome", label="Outcome")
+    source = OneOf(choices=EpisodeSource.choices, empty_label="Any source", label="Source")
+    run_id = django_filters.CharFilter(label="Run", strip=False)
+    q = TextFilter()
+
+    class Meta:
+        model = Episode
+        fields: list[str] = []

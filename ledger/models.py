@@ -90,6 +90,20 @@ class MirrorKind(models.TextChoices):
     EXPORT = "export"
 
 
+class EpisodeOutcome(models.TextChoices):
+    SUCCEEDED = "succeeded"
+    FAILED = "failed"
+    ABANDONED = "abandoned"
+
+
+class EpisodeSource(models.TextChoices):
+    """Who wrote an episode: the run's own agent, the Scribe after the run, or a coordinator."""
+
+    AGENT = "agent"
+    SCRIBE = "scribe"
+    COORDINATOR = "coordinator"
+
+
 class MemberRole(models.TextChoices):
     COORDINATOR = "coordinator"
     VIEWER = "viewer"
@@ -482,6 +496,50 @@ class Compilation(models.Model):
 
     def __str__(self) -> str:
         return f"{self.run_id} → {self.agent_id}"
+
+
+class Episode(models.Model):
+    """What one agent's run tried and how it ended, with its notes, kept whatever the outcome.
+
+    One per run of an agent: a second report of the same run updates it, and a runtime's own report
+    replaces the minimal one the Scribe writes for a run that has none.
+    """
+
+    project = models.ForeignKey(Project, on_delete=models.PROTECT, related_name="episodes")
+    agent = models.ForeignKey(Agent, on_delete=models.PROTECT, related_name="episodes")
+    run_id = models.CharField(max_length=200)  # services.RUN_ID_MAX_LENGTH
+    outcome = models.CharField(max_length=10, choices=EpisodeOutcome.choices)
+    tried = models.TextField()
+    # The paths the run touched, a list of strings.
+    files = models.JSONField(default=list, blank=True)
+    change_url = models.URLField(max_length=2048, blank=True)
+    difficulties = models.TextField(blank=True)
+    feedback = models.TextField(blank=True)
+    source = models.CharField(max_length=12, choices=EpisodeSource.choices, default=EpisodeSource.AGENT)
+    # Tokens of the episode's text (tried, difficulties, feedback, files), counted when it is written.
+    tokens = models.PositiveIntegerField(default=0, editable=False)
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        constraints = [
+            models.UniqueConstraint(fields=["project", "agent", "run_id"], name="ledger_episode_unique_run"),
+            models.CheckConstraint(condition=~Q(run_id=""), name="ledger_episode_run_id_not_empty"),
+            models.CheckConstraint(
+                condition=_in("outcome", EpisodeOutcome), name="ledger_episode_outcome_valid"
+            ),
+            models.CheckConstraint(
+                condition=_in("source", EpisodeSource), name="ledger_episode_source_valid"
+            ),
+        ]
+        indexes = [
+            # GET /episodes: a project's episodes, newest first.
+            models.Index(fields=["project", "-created_at", "-id"], name="ledger_episode_project_list"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.run_id} by {self.agent_id}: {self.outcome}"
 
 
 class Membership(models.Model):

@@ -9,6 +9,10 @@ pending `architectural` and `scope` entries are merged too. Running it again mer
 summary line is not appended twice either). A run racing another for the same entries (on PostgreSQL,
 where they overlap) is refused whole with a retryable 409 when it finds an entry already decided; the
 retry merges nothing new. The mirror is exported afterwards, best effort.
+
+A run that has no episode gets a minimal one, written by the Scribe (docs/ledger.md "Episodes"): its
+outcome read from `outcome`, and what the run proposed and merged as what it tried. A run's own episode
+is never overwritten.
 """
 
 from __future__ import annotations
@@ -21,11 +25,31 @@ from django.db import transaction
 from django.db.models import Q
 
 from ledger import services
-from ledger.models import BOUNDARY_TYPES, EntryStatus, EntryType, InboxEntry, Project, Session, Source
+from ledger.models import (
+    BOUNDARY_TYPES,
+    Agent,
+    EntryStatus,
+    EntryType,
+    Episode,
+    EpisodeOutcome,
+    EpisodeSource,
+    InboxEntry,
+    Project,
+    Session,
+    Source,
+)
 from ledger.values import InvalidValue, agent_key, check_text
 
 MEMORY_TYPES = (EntryType.LEARNING, EntryType.PATTERN, EntryType.UPDATE)
 OUTCOME_MAX_LENGTH = 40
+# The Scribe's `outcome` words that name an episode's outcome; any other word is `abandoned`.
+EPISODE_OUTCOMES = {
+    "completed": EpisodeOutcome.SUCCEEDED,
+    "succeeded": EpisodeOutcome.SUCCEEDED,
+    "failed": EpisodeOutcome.FAILED,
+}
+# How many slugs the minimal episode names in each of its lists before counting the rest.
+EPISODE_SLUGS_SHOWN = 20
 
 
 @dataclass
@@ -34,6 +58,8 @@ class ScribeResult:
     needs_review: list[InboxEntry] = field(default_factory=list)
     summary_line: str = ""
     summary_appended: bool = False
+    # The minimal episode this run wrote, when the run had none.
+    episode: Episode | None = None
 
     def as_dict(self) -> dict[str, Any]:
         def brief(entry: InboxEntry) -> dict[str, Any]:
@@ -52,6 +78,7 @@ class ScribeResult:
             "needs_review": [brief(e) for e in self.needs_review],
             "summary_line": self.summary_line,
             "summary_appended": self.summary_appended,
+            "episode_id": self.episode.pk if self.episode is not None else None,
         }
 
 
@@ -118,4 +145,59 @@ def scribe_run(
         if session is not None and result.summary_line not in session.summary.splitlines():
             services.session_update_current(project=project, summary_append=result.summary_line)
             result.summary_appended = True
+        result.episode = _minimal_episode(project, key, run_id, outcome, pending, result, by=by, via=via)
     return result
+
+
+def episode_outcome(outcome: str) -> str:
+    """The episode outcome the Scribe's `outcome` text names: completed or succeeded, failed, or else
+    abandoned."""
+    return EPISODE_OUTCOMES.get(outcome.casefold(), EpisodeOutcome.ABANDONED)
+
+
+def _slugs(entries: list[InboxEntry]) -> str:
+    shown = ", ".join(entry.slug for entry in entries[:EPISODE_SLUGS_SHOWN])
+    more = len(entries) - EPISODE_SLUGS_SHOWN
+    return f"{shown} and {more} more" if more > 0 else shown
+
+
+def tried_text(run_id: str, pending: list[InboxEntry], result: ScribeResult) -> str:
+    """What a run tried, as far as the Scribe knows: what it proposed, merged and left for review."""
+    if not pending:
+        return f"Run {run_id} proposed nothing to the inbox."
+    lines = [f"Run {run_id} proposed {len(pending)} inbox entries."]
+    if result.merged:
+        lines.append(f"Merged: {_slugs(result.merged)}.")
+    if result.needs_review:
+        lines.append(f"Left for review: {_slugs(result.needs_review)}.")
+    return "\n".join(lines)
+
+
+def _minimal_episode(
+    project: Project,
+    key: str,
+    run_id: str,
+    outcome: str,
+    pending: list[InboxEntry],
+    result: ScribeResult,
+    *,
+    by: str,
+    via: str,
+) -> Episode | None:
+    """The Scribe's episode of a run that has none (of an agent the project knows); None when the run
+    has one already, which the Scribe never replaces."""
+    agent = Agent.objects.filter(project=project, key=key).first()
+    if agent is None:
+        return None
+    recorded = services.episode_record(
+        project=project,
+        agent_name=agent.name,
+        agent=agent,
+        run_id=run_id,
+        outcome=episode_outcome(outcome),
+        tried=tried_text(run_id, pending, result),
+        source=EpisodeSource.SCRIBE,
+        by=by,
+        via=via,
+    )
+    return recorded.episode if recorded.created else None

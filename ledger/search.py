@@ -1,9 +1,10 @@
-"""Full-text search over the ledger's text: memories, decisions and inbox entries (docs/api.md, `q`).
+"""Full-text search over the ledger's text: memories, decisions, inbox entries and episodes
+(docs/api.md, `q`).
 
-The index lives in the database, built by migration 0007: on SQLite an FTS5 table beside each of the
-three tables (porter stemming, accents folded), on PostgreSQL a generated `tsvector` column with a GIN
-index (the `english` configuration). The models do not know about either; this module is the only
-reader.
+The index lives in the database, built by migrations 0007 and 0008: on SQLite an FTS5 table beside
+each of the four tables (porter stemming, accents folded), on PostgreSQL a generated `tsvector` column
+with a GIN index (the `english` configuration). The models do not know about either; this module is
+the only reader.
 
 What someone types is never read as query syntax: it is cut into words (runs of letters and digits),
 English stop words are dropped, and each word is quoted before it reaches the database. Every word must
@@ -28,7 +29,7 @@ from django.db import connection
 from django.db.models import F, FloatField, Func, Model, QuerySet
 from django.db.models.expressions import RawSQL
 
-from ledger.models import AgentMemory, Decision, InboxEntry
+from ledger.models import AgentMemory, Decision, Episode, InboxEntry
 
 M = TypeVar("M", bound=Model)
 
@@ -63,6 +64,7 @@ INDEXES: dict[type[Model], Index] = {
     AgentMemory: Index("ledger_memory_fts", (1.0, 0.5)),  # content, tag_index
     Decision: Index("ledger_decision_fts", (4.0, 1.0, 0.5)),  # title, content, rationale
     InboxEntry: Index("ledger_entry_fts", (1.0, 4.0, 1.0, 0.5)),  # slug, title, content, rationale
+    Episode: Index("ledger_episode_fts", (1.0, 1.0, 1.0, 0.5)),  # tried, difficulties, feedback, files
 }
 # The generated column PostgreSQL keeps on each table, and its configuration.
 PG_COLUMN = "search_vector"
@@ -144,8 +146,8 @@ def _postgresql(rows: QuerySet[M], words: list[str]) -> tuple[RawSQL, Rank]:
 def search(rows: QuerySet[M], q: str) -> QuerySet[M]:
     """The rows of `rows` whose text matches `q`, best first, newest first among equals.
 
-    `rows` is a queryset of memories, decisions or inbox entries the caller may already see; the search
-    only narrows it. Text with no word to search for matches nothing.
+    `rows` is a queryset of memories, decisions, inbox entries or episodes the caller may already see;
+    the search only narrows it. Text with no word to search for matches nothing.
     """
     words = terms(q)
     if not words:

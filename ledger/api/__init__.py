@@ -5,6 +5,7 @@ from __future__ import annotations
 from ledger.api import (
     routes_context,
     routes_decisions,
+    routes_episodes,
     routes_inbox,
     routes_memory,
     routes_mirror,
@@ -19,6 +20,7 @@ __all__ = [
     "api",
     "routes_context",
     "routes_decisions",
+    "routes_episodes",
     "routes_inbox",
     "routes_memory",
     "routes_mirror",

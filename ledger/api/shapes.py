@@ -10,18 +10,25 @@ from django_filters import FilterSet
 from ninja import Query, Schema
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr, model_validator
 
-from ledger.filters import DecisionFilter, InboxFilter, MemoryFilter
+from ledger.filters import DecisionFilter, EpisodeFilter, InboxFilter, MemoryFilter
 from ledger.models import (
     Decision,
     DecisionStatus,
     DecisionType,
     EntryType,
+    EpisodeOutcome,
     Importance,
     MemoryCategory,
     MemoryStatus,
     MemoryType,
 )
 from ledger.services import RUN_ID_MAX_LENGTH, SESSION_ID_MAX_LENGTH, TITLE_MAX_LENGTH
+from ledger.services.episodes import (
+    CHANGE_URL_MAX_LENGTH,
+    EPISODE_FILES_MAX,
+    EPISODE_PATH_MAX_LENGTH,
+    EPISODE_TEXT_MAX_LENGTH,
+)
 from ledger.values import AGENT_NAME_MAX_LENGTH, MAX_TAGS, TAG_MAX_LENGTH
 
 # ---------------------------------------------------------------------------------------------
@@ -148,6 +155,14 @@ class AgentMemoryQuery(Schema):
     status: str | None = _choice(MemoryFilter, "status")
 
 
+class EpisodeQuery(Schema):
+    agent: str | None = _filter(**AGENT_NAME)
+    outcome: str | None = _choice(EpisodeFilter, "outcome")
+    source: str | None = _choice(EpisodeFilter, "source")
+    run_id: str | None = _filter(maxLength=RUN_ID_MAX_LENGTH)
+    q: str | None = _filter()
+
+
 class In(BaseModel):
     """Request bodies: a JSON object, strict types (a number is not a string), unknown keys ignored.
 
@@ -249,6 +264,22 @@ class SessionPatchIn(In):
     summary_append: StrictStr | None = None
     serialized_state: Any = None
     end: StrictBool = False
+
+
+EPISODE_TEXT: JsonSchema = {"maxLength": EPISODE_TEXT_MAX_LENGTH}
+
+
+class EpisodeIn(In):
+    agent_name: StrictStr | None = _field(None, **AGENT_NAME)
+    run_id: StrictStr = _field(minLength=1, maxLength=RUN_ID_MAX_LENGTH, pattern=NOT_BLANK)
+    outcome: StrictStr = _field(enum=EpisodeOutcome.values)
+    tried: StrictStr = _field(minLength=1, pattern=NOT_BLANK, **EPISODE_TEXT)
+    files: list[StrictStr] = _field(
+        [], maxItems=EPISODE_FILES_MAX, items={"type": "string", "maxLength": EPISODE_PATH_MAX_LENGTH}
+    )
+    change_url: StrictStr = _field("", maxLength=CHANGE_URL_MAX_LENGTH, pattern="^(|https?://.+)$")
+    difficulties: StrictStr = _field("", **EPISODE_TEXT)
+    feedback: StrictStr = _field("", **EPISODE_TEXT)
 
 
 class ErrorOut(Schema):
@@ -360,3 +391,19 @@ class SessionOut(Schema):
     serialized_state: Any
     started_at: datetime
     ended_at: datetime | None
+
+
+class EpisodeOut(Schema):
+    id: int
+    agent_name: str = Field(alias="agent.name")
+    run_id: str
+    outcome: str
+    tried: str
+    files: list[str]
+    change_url: str
+    difficulties: str
+    feedback: str
+    source: str
+    tokens: int
+    created_at: datetime
+    updated_at: datetime

@@ -27,6 +27,7 @@ from ledger import selectors, services
 from ledger.api.base import ApiRefusal, Caller, listed
 from ledger.api.routes_context import context_for
 from ledger.api.routes_decisions import decision_rows, project_decision
+from ledger.api.routes_episodes import episode_record_as, episode_rows
 from ledger.api.routes_inbox import entry_submit_as, inbox_rows
 from ledger.api.routes_memory import memory_record_as, memory_rows, visible_memory
 from ledger.api.routes_mirror import ScribeIn, mirror_run_as, scribe_run_as
@@ -40,6 +41,9 @@ from ledger.api.shapes import (
     DecisionQuery,
     EntryOut,
     EntrySubmitIn,
+    EpisodeIn,
+    EpisodeOut,
+    EpisodeQuery,
     InboxQuery,
     MemoryIn,
     MemoryOut,
@@ -54,10 +58,12 @@ from ledger.api.shapes import (
     stated,
 )
 from ledger.context import MAX_ITEMS_LIMIT, MAX_TOKENS_LIMIT
-from ledger.filters import DecisionFilter, InboxFilter, MemoryFilter
+from ledger.filters import DecisionFilter, EpisodeFilter, InboxFilter, MemoryFilter
 from ledger.models import (
     DecisionType,
     EntryType,
+    EpisodeOutcome,
+    EpisodeSource,
     Importance,
     InboxEntry,
     MemoryCategory,
@@ -67,6 +73,12 @@ from ledger.models import (
 )
 from ledger.scribe import OUTCOME_MAX_LENGTH
 from ledger.services import RUN_ID_MAX_LENGTH, SESSION_ID_MAX_LENGTH, TITLE_MAX_LENGTH, LedgerError
+from ledger.services.episodes import (
+    CHANGE_URL_MAX_LENGTH,
+    EPISODE_FILES_MAX,
+    EPISODE_PATH_MAX_LENGTH,
+    EPISODE_TEXT_MAX_LENGTH,
+)
 from ledger.values import (
     CROSS_TEAM_TAG,
     InvalidValue,
@@ -484,6 +496,69 @@ def build_server(caller_of: CallerOf) -> MCPServer:
             injected_by=caller.name,
         )
         return MemoryOut.from_orm(memory).model_dump(mode="json")
+
+    # Episodes ---------------------------------------------------------------------------------
+
+    @tool("Record what a run tried and how it ended; the same run again updates its episode.")
+    def record_episode(
+        ctx: Context,
+        run_id: Annotated[
+            str, _described("the run, 1-200 characters", minLength=1, maxLength=RUN_ID_MAX_LENGTH)
+        ],
+        outcome: Annotated[str, _described("how the run ended", enum=EpisodeOutcome.values)],
+        tried: Annotated[
+            str, _described("what the run tried, not blank", minLength=1, maxLength=EPISODE_TEXT_MAX_LENGTH)
+        ],
+        files: Annotated[
+            list[str] | None,
+            _described(
+                f"paths the run touched, at most {EPISODE_FILES_MAX}",
+                maxItems=EPISODE_FILES_MAX,
+                items={"type": "string", "maxLength": EPISODE_PATH_MAX_LENGTH},
+            ),
+        ] = None,
+        change_url: Annotated[
+            str, _described("http(s) link to the change (optional)", maxLength=CHANGE_URL_MAX_LENGTH)
+        ] = "",
+        difficulties: Annotated[
+            str, _described("what got in the way (optional)", maxLength=EPISODE_TEXT_MAX_LENGTH)
+        ] = "",
+        feedback: Annotated[
+            str, _described("the run's feedback on itself (optional)", maxLength=EPISODE_TEXT_MAX_LENGTH)
+        ] = "",
+        agent_name: ActingAgent = None,
+    ) -> Answer:
+        caller = caller_of(ctx)
+        payload = _validated(
+            EpisodeIn,
+            agent_name=agent_name,
+            run_id=run_id,
+            outcome=outcome,
+            tried=tried,
+            files=files or [],
+            change_url=change_url,
+            difficulties=difficulties,
+            feedback=feedback,
+        )
+        caller.count_write()
+        result = episode_record_as(caller, payload, via=VIA)
+        return EpisodeOut.from_orm(result.episode).model_dump(mode="json")
+
+    @tool("List episodes newest first (an agent token: its own), by agent, outcome, source, run or text.")
+    def list_episodes(
+        ctx: Context,
+        agent: AgentFilter = None,
+        outcome: Annotated[str | None, _described("only this outcome", enum=EpisodeOutcome.values)] = None,
+        source: Annotated[str | None, _described("only written by", enum=EpisodeSource.values)] = None,
+        run_id: Annotated[str | None, Field(description="only this run's episodes")] = None,
+        q: SearchText = None,
+        limit: Limit = DEFAULT_LIMIT,
+        offset: Offset = 0,
+    ) -> Answer:
+        caller = caller_of(ctx)
+        filters = EpisodeQuery(agent=agent, outcome=outcome, source=source, run_id=run_id, q=q)
+        items, total = _page(EpisodeFilter, episode_rows(caller), filters, limit, offset)
+        return _listing(items, total, limit, offset, EpisodeOut)
 
     # Sessions ---------------------------------------------------------------------------------
 

@@ -10,7 +10,7 @@ and compare-and-set updates whose row count is checked.
 - `effects`: what every write leaves behind (its audit event, the note that files are stale);
 - `projects`: projects, agents and tokens; `inbox`: proposals and their review;
 - `decisions`, `memory`, `sessions`: the ledger's rows; `adoption`: a team's own files taken in;
-- `compilations`: the record of what an agent was told.
+- `compilations`: the record of what an agent was told; `episodes`: what a run tried and how it ended.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from ledger.services.decisions import (
     decision_update,
     decisions_retype,
 )
+from ledger.services.episodes import EpisodeResult, episode_record
 from ledger.services.errors import Conflict, Invalid, LedgerError, NotFound, invalid
 from ledger.services.fields import (
     IMPORTANCE_RANK,
@@ -54,6 +55,7 @@ __all__ = [
     "UNSET",
     "Adopted",
     "Conflict",
+    "EpisodeResult",
     "Invalid",
     "LedgerError",
     "NotFound",
@@ -74,6 +76,7 @@ __all__ = [
     "entry_merged_outside",
     "entry_reject",
     "entry_submit",
+    "episode_record",
     "invalid",
     "memories_adopt",
     "memory_archive",

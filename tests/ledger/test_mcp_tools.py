@@ -37,6 +37,8 @@ TOOLS = {
     "get_memory",
     "search_memory",
     "inject_learning",
+    "record_episode",
+    "list_episodes",
     "start_session",
     "current_session",
     "update_session",

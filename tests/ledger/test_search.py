@@ -238,7 +238,7 @@ def test_sqlite_triggers_exist():
         names = {row[0] for row in cursor.fetchall()}
     assert names == {
         f"ledger_{table}_fts_{event}"
-        for table in ("memory", "decision", "entry")
+        for table in ("memory", "decision", "entry", "episode")
         for event in ("insert", "update", "delete")
     }
 
@@ -253,5 +253,5 @@ def test_postgresql_generated_columns_and_indexes_exist():
         tables = {row[0] for row in cursor.fetchall()}
         cursor.execute("SELECT indexname FROM pg_indexes WHERE indexname LIKE 'ledger_%_search'")
         indexes = {row[0] for row in cursor.fetchall()}
-    assert tables == {"ledger_agentmemory", "ledger_decision", "ledger_inboxentry"}
+    assert tables == {"ledger_agentmemory", "ledger_decision", "ledger_inboxentry", "ledger_episode"}
     assert indexes == {f"{table}_search" for table in tables}

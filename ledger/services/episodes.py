@@ -23,7 +23,7 @@ from ledger.services.fields import (
 )
 from ledger.services.projects import agent_get_or_create
 from ledger.tokens import count_tokens
-from ledger.values import InvalidValue, agent_key, check_text
+from ledger.values import InvalidValue, check_text
 
 # Each of tried, difficulties and feedback; a run's notes, not its logs.
 EPISODE_TEXT_MAX_LENGTH = 20_000
@@ -123,8 +123,7 @@ def episode_record(
     actor = by or name
     for _attempt in range(SUBMIT_ATTEMPTS):
         with transaction.atomic():
-            if agent is None or agent.project_id != project.pk or agent.key != agent_key(name):
-                agent = agent_get_or_create(project=project, name=name)
+            agent = agent_get_or_create(project=project, name=name, known=agent)
             existing = locked(Episode.objects.filter(project=project, agent=agent, run_id=run)).first()
             if existing is None:
                 try:

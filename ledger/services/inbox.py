@@ -42,8 +42,6 @@ from ledger.services.fields import (
 from ledger.services.memory import memory_insert
 from ledger.services.projects import agent_get_or_create
 from ledger.values import (
-    InvalidValue,
-    agent_key,
     agent_segment,
     normalize_entry_slug,
     normalize_slug,
@@ -93,9 +91,7 @@ def entry_submit(
     for _attempt in range(SUBMIT_ATTEMPTS):
         try:
             with transaction.atomic():
-                if not _is_named(agent, project=project, name=name):
-                    agent = agent_get_or_create(project=project, name=name)
-                assert agent is not None
+                agent = agent_get_or_create(project=project, name=name, known=agent)
                 result = _place_entry(project=project, agent=agent, base=base, fields=fields, source=source)
                 workspace_changed(project)
                 return result
@@ -103,16 +99,6 @@ def entry_submit(
             # Another submission took the slug between our read and our insert: re-run the rules.
             logger.info("slug race on %s/%s, retrying", project.slug, base)
     raise Conflict(f"could not place {base!r}: other submissions keep taking it; retry", retryable=True)
-
-
-def _is_named(agent: Agent | None, *, project: Project, name: str) -> bool:
-    """Whether `agent` is the project's agent called `name` (in any case or width)."""
-    if agent is None or agent.project_id != project.pk:
-        return False
-    try:
-        return agent.key == agent_key(name)
-    except InvalidValue:
-        return False
 
 
 def entry_import(

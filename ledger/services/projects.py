@@ -63,8 +63,11 @@ def project_create_or_update(
         return project, False
 
 
-def agent_get_or_create(*, project: Project, name: str) -> Agent:
+def agent_get_or_create(*, project: Project, name: str, known: Agent | None = None) -> Agent:
     """The project's agent with this name in any case or width; created, spelled as given, when new.
+
+    `known` is a row the caller holds already (a token's agent): it is the answer, without a query,
+    when it is this project's agent with this name.
 
     A new name that looks like an existing agent's (same UTS #39 skeleton, other key: `Alice` with a
     Cyrillic `A` beside `Alice`) is a Conflict that names the existing agent: nobody can pose as
@@ -73,6 +76,11 @@ def agent_get_or_create(*, project: Project, name: str) -> Agent:
     display = checked_agent_name(name)
     try:
         key = agent_key(display)
+    except InvalidValue as exc:
+        raise invalid("agent_name", str(exc)) from exc
+    if known is not None and known.project_id == project.pk and known.key == key:
+        return known
+    try:
         skeleton = agent_skeleton(key)
     except InvalidValue as exc:
         raise invalid("agent_name", str(exc)) from exc

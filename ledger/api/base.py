@@ -118,6 +118,16 @@ class Caller:
         if wanted != self.token.agent.key:
             raise ApiRefusal(403, f"this token acts as {self.token.agent.name!r}, not {name!r}")
 
+    def agent_named(self, name: str | None, missing: str) -> str:
+        """The agent a write is for: `name` when given (an agent token may name only itself), else the
+        token's own agent. A coordinator token must name one: without, a 400 on `agent_name` saying
+        `missing`."""
+        chosen = name or (self.token.agent.name if self.token.agent is not None else "")
+        if not chosen:
+            raise invalid("agent_name", missing)
+        self.require_agent(chosen)
+        return chosen
+
     def count_write(self) -> None:
         """Count one write against an agent's CANON_AGENT_WRITES_PER_MINUTE (429 past it); a
         coordinator's writes are not counted."""

@@ -12,7 +12,7 @@ from django.http import HttpRequest, HttpResponse
 from ninja import Query, Status
 
 from ledger import services
-from ledger.api.base import ApiRefusal, Caller, api, invalid, listed, project_caller
+from ledger.api.base import ApiRefusal, Caller, api, listed, project_caller
 from ledger.api.routes_inbox import ERRORS, WRITE_ERRORS
 from ledger.api.shapes import EpisodeIn, EpisodeOut, EpisodeQuery, Paging
 from ledger.filters import EpisodeFilter
@@ -32,14 +32,7 @@ def episode_rows(caller: Caller) -> QuerySet[Episode]:
 def episode_record_as(caller: Caller, payload: EpisodeIn, via: str = "api") -> services.EpisodeResult:
     """Record `payload` as `caller`: an agent token for its own agent (naming another is refused), a
     coordinator token for the agent it must name; the episode's `source` says which."""
-    if caller.is_coordinator:
-        if not payload.agent_name:
-            raise invalid("agent_name", "a coordinator token must say whose run this was")
-        agent_name = payload.agent_name
-    else:
-        assert caller.agent is not None
-        agent_name = payload.agent_name or caller.agent.name
-        caller.require_agent(agent_name)
+    agent_name = caller.agent_named(payload.agent_name, "a coordinator token must say whose run this was")
     return services.episode_record(
         project=caller.project,
         **payload.model_dump(exclude={"agent_name"}),

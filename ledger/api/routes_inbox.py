@@ -9,7 +9,7 @@ from django.http import HttpRequest, HttpResponse
 from ninja import Query, Status
 
 from ledger import selectors, services
-from ledger.api.base import ApiRefusal, Caller, api, invalid, listed, project_caller
+from ledger.api.base import ApiRefusal, Caller, api, listed, project_caller
 from ledger.api.shapes import (
     EntryOut,
     EntrySubmitIn,
@@ -51,14 +51,7 @@ def submit_entry(request: HttpRequest, project: str, payload: EntrySubmitIn) -> 
 def entry_submit_as(caller: Caller, payload: EntrySubmitIn) -> services.SubmitResult:
     """Propose as `caller`: an agent token as its own agent (naming another is refused), a coordinator
     token for the agent it must name; the entry's `source` says which kind of token proposed it."""
-    if caller.is_coordinator:
-        if not payload.agent_name:
-            raise invalid("agent_name", "a coordinator token must say which agent proposes")
-        agent_name = payload.agent_name
-    else:
-        assert caller.agent is not None
-        agent_name = payload.agent_name or caller.agent.name
-        caller.require_agent(agent_name)
+    agent_name = caller.agent_named(payload.agent_name, "a coordinator token must say which agent proposes")
     return services.entry_submit(
         project=caller.project,
         **payload.model_dump(exclude={"agent_name"}),

@@ -41,10 +41,9 @@ def run_scribe(request: HttpRequest, project: str, payload: ScribeIn) -> dict[st
 
 def scribe_run_as(caller: Caller, payload: ScribeIn, via: str = "api") -> dict[str, Any]:
     """Run the Scribe for the agent `payload` names (an agent token: itself by default) as `caller`."""
-    agent_name = payload.agent_name or (caller.agent.name if caller.agent else "")
-    if not agent_name:
-        raise invalid("agent_name", "a coordinator token must say which agent's run this was")
-    caller.require_agent(agent_name)
+    agent_name = caller.agent_named(
+        payload.agent_name, "a coordinator token must say which agent's run this was"
+    )
     try:
         started_at = datetime.fromisoformat(payload.started_at.replace("Z", "+00:00"))
     except ValueError:

@@ -162,18 +162,21 @@ def _validated(shape: type[BaseModel], **fields: Any) -> Any:
     return shape.model_validate(fields)
 
 
-def _page(
-    filterset: type[FilterSet], rows: QuerySet[Any], filters: Schema, limit: int, offset: int, **fixed: str
-) -> tuple[list[Any], int]:
-    """One page of a list through the API's own filtering and paging, and the total it counted."""
+def _listing(
+    filterset: type[FilterSet],
+    rows: QuerySet[Any],
+    filters: Schema,
+    out: type[Schema],
+    limit: int,
+    offset: int,
+    **fixed: str,
+) -> Answer:
+    """One page of a list through the API's own filtering and paging, as `{total, offset, limit, items}`:
+    the total the API sends in its X-Total-Count header, the rows read by the API's `out` shape."""
     response = HttpResponse()  # `listed` reports the total in the response's X-Total-Count
     items = listed(filterset, rows, filters, Paging(limit=limit, offset=offset), response, **fixed)
-    return items, int(response["X-Total-Count"])
-
-
-def _listing(items: list[Any], total: int, limit: int, offset: int, out: type[Schema]) -> Answer:
     return {
-        "total": total,
+        "total": int(response["X-Total-Count"]),
         "offset": offset,
         "limit": limit,
         "items": [out.from_orm(item).model_dump(mode="json") for item in items],
@@ -308,8 +311,7 @@ def build_server(caller_of: CallerOf) -> MCPServer:
     ) -> Answer:
         caller = caller_of(ctx)
         filters = InboxQuery(status=status, type=type, agent=agent, run_id=run_id, q=q)
-        items, total = _page(InboxFilter, inbox_rows(caller), filters, limit, offset)
-        return _listing(items, total, limit, offset, EntryOut)
+        return _listing(InboxFilter, inbox_rows(caller), filters, EntryOut, limit, offset)
 
     @tool("Merge a pending inbox entry into a decision or a memory (coordinators only).")
     def merge_inbox_entry(ctx: Context, entry_id: EntryId) -> Answer:
@@ -381,8 +383,7 @@ def build_server(caller_of: CallerOf) -> MCPServer:
     ) -> Answer:
         caller = caller_of(ctx)
         filters = DecisionQuery(status=status, type=type, agent=agent, q=q)
-        items, total = _page(DecisionFilter, decision_rows(caller.project), filters, limit, offset)
-        return _listing(items, total, limit, offset, DecisionOut)
+        return _listing(DecisionFilter, decision_rows(caller.project), filters, DecisionOut, limit, offset)
 
     @tool("Read one decision with its revisions and supersession links.")
     def get_decision(ctx: Context, decision_id: DecisionId) -> Answer:
@@ -425,8 +426,8 @@ def build_server(caller_of: CallerOf) -> MCPServer:
     ) -> Answer:
         caller = caller_of(ctx)
         filters = AgentMemoryQuery(type=type, importance=importance, status=status)
-        items, total = _page(MemoryFilter, memory_rows(caller), filters, limit, offset, agent=agent_name)
-        return _listing(items, total, limit, offset, MemoryOut)
+        rows = memory_rows(caller)
+        return _listing(MemoryFilter, rows, filters, MemoryOut, limit, offset, agent=agent_name)
 
     @tool("Read one memory of an agent (another agent's only when tagged cross-team).")
     def get_memory(ctx: Context, agent_name: AgentName, memory_id: MemoryId) -> Answer:
@@ -451,8 +452,7 @@ def build_server(caller_of: CallerOf) -> MCPServer:
         filters = MemoryQuery(
             tags=_joined(tags), type=type, agent=agent, q=q, importance=importance, status=status
         )
-        items, total = _page(MemoryFilter, memory_rows(caller), filters, limit, offset)
-        return _listing(items, total, limit, offset, MemoryOut)
+        return _listing(MemoryFilter, memory_rows(caller), filters, MemoryOut, limit, offset)
 
     @tool("Inject a learning for one agent, or the whole team when tagged cross-team (coordinators only).")
     def inject_learning(
@@ -557,8 +557,7 @@ def build_server(caller_of: CallerOf) -> MCPServer:
     ) -> Answer:
         caller = caller_of(ctx)
         filters = EpisodeQuery(agent=agent, outcome=outcome, source=source, run_id=run_id, q=q)
-        items, total = _page(EpisodeFilter, episode_rows(caller), filters, limit, offset)
-        return _listing(items, total, limit, offset, EpisodeOut)
+        return _listing(EpisodeFilter, episode_rows(caller), filters, EpisodeOut, limit, offset)
 
     # Sessions ---------------------------------------------------------------------------------
 

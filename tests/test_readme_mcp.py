@@ -20,7 +20,7 @@ from mcp.client.streamable_http import streamable_http_client
 from ledger import services
 from ledger.models import Project
 from tests import processes
-from tests.mcp_results import answer
+from tests.mcp_calls import answer
 from tests.servers import asgi_in_thread
 from tests.threads import run_async
 

@@ -11,8 +11,7 @@ from django.utils import timezone
 from ledger.api.base import Caller
 from ledger.models import Episode, EpisodeSource, Project
 from ledger.scribe import scribe_run
-from tests.ledger.test_mcp_tools import call, caller_for, refused
-from tests.mcp_results import answer
+from tests.mcp_calls import answer, call, caller_for, refused
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -6,19 +6,17 @@ The tools run in worker threads with their own database connections, so these te
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 import pytest
 from django.db import IntegrityError
 from mcp import Client
-from mcp_types import CallToolResult
 
 from ledger import services
 from ledger.api.base import Caller
 from ledger.mcp.server import build_server
-from ledger.models import AgentMemory, ApiToken, InboxEntry, MemoryType, Project, Source
-from tests.mcp_results import answer, text
+from ledger.models import AgentMemory, InboxEntry, MemoryType, Project, Source
+from tests.mcp_calls import answer, call, caller_for, refused
 from tests.threads import run_async
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -47,36 +45,6 @@ TOOLS = {
     "import_memory",
     "scribe_run",
 }
-# What the SDK answers when a tool raised something other than a refusal: a crash.
-CRASH = re.compile(r"Error executing tool \w+")
-
-
-def caller_for(project: Project, role: str = "agent", agent: str = "Alice") -> Caller:
-    token, _ = services.token_issue(project=project, role=role, agent_name=agent if role == "agent" else None)
-    token = ApiToken.objects.select_related("project", "agent").get(pk=token.pk)
-    return Caller(token=token, project=token.project)
-
-
-def call(caller: Caller, tool: str, **arguments: Any) -> CallToolResult:
-    """Call one tool as `caller` through the SDK's client; never a crash."""
-    server = build_server(lambda ctx: caller)
-
-    async def run() -> CallToolResult:
-        async with Client(server) as client:
-            return await client.call_tool(tool, arguments)
-
-    result = run_async(run)
-    if result.is_error:
-        assert not CRASH.fullmatch(text(result)), "the tool crashed"
-    return result
-
-
-def refused(result: CallToolResult, *needles: str) -> str:
-    assert result.is_error, result.structured_content
-    message = text(result)
-    for needle in needles:
-        assert needle in message
-    return message
 
 
 @pytest.fixture

@@ -19,7 +19,7 @@ from mcp_types import CallToolResult
 
 from ledger import services
 from ledger.models import ApiToken, InboxEntry, Project
-from tests.mcp_results import answer, text
+from tests.mcp_calls import answer, text
 from tests.processes import MANAGE, environment, manage
 from tests.servers import asgi_in_thread
 from tests.threads import run_async

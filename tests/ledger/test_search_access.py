@@ -5,8 +5,7 @@ from __future__ import annotations
 import pytest
 
 from ledger import services
-from tests.ledger.test_mcp_tools import call, caller_for
-from tests.mcp_results import answer
+from tests.mcp_calls import answer, call, caller_for
 
 
 def remember(project, agent, content, **kw):

@@ -139,10 +139,17 @@ def test_mcp_with_a_token_lists_tools_through_the_sdk_client(server, project):
 
 def test_graceful_restart_under_load_loses_no_request(project):
     """Clients submit without pause while the main process is sent HUP: every worker is replaced and every
-    request is answered 201, its entry stored."""
+    submission is answered 201, its entry stored once.
+
+    A request written on a keep-alive connection at the instant the old worker closes that idle
+    connection is dropped unread ("disconnected without sending a response"): HTTP/1.1 lets a server
+    close an idle connection, and a client then sends the request again (RFC 9112, 9.3.1). The client
+    here does so once. That the retry is answered 201, not 200 (the answer to a repeated submission),
+    shows the dropped request never reached the ledger; such retries stay rare."""
     clients = 4
     secrets = [token(project, agent=f"agent-{n}") for n in range(clients)]
     answers: list[int | str] = []
+    retries: list[str] = []
     stop = threading.Event()
 
     def submit(n: int) -> None:
@@ -151,11 +158,13 @@ def test_graceful_restart_under_load_loses_no_request(project):
         ) as http:
             i = 0
             while not stop.is_set():
+                entry = {"slug": f"load-{n}-{i}", "type": "technical", "content": "x"}
                 try:
-                    response = http.post(
-                        "/decisions/inbox",
-                        json={"slug": f"load-{n}-{i}", "type": "technical", "content": "x"},
-                    )
+                    try:
+                        response = http.post("/decisions/inbox", json=entry)
+                    except httpx2.RemoteProtocolError as exc:  # closed idle, the request unread
+                        retries.append(repr(exc))
+                        response = http.post("/decisions/inbox", json=entry)
                     answers.append(response.status_code)
                 except httpx2.HTTPError as exc:
                     answers.append(repr(exc))
@@ -186,6 +195,7 @@ def test_graceful_restart_under_load_loses_no_request(project):
     failures = [answer for answer in answers if answer != 201]
     assert not failures, f"{len(failures)} of {len(answers)} requests failed: {failures[:5]}"
     assert len(answers) > 50
+    assert len(retries) <= clients, retries  # at most one closed connection per client and worker change
     assert InboxEntry.objects.filter(project=project).count() == len(answers)
 
 

@@ -79,7 +79,7 @@ def memory_row(**fields: Any) -> Any:
     from ledger.models import AgentMemory
     from ledger.services import IMPORTANCE_RANK, content_sha256
     from ledger.tokens import count_tokens
-    from ledger.values import CROSS_TEAM_TAG, tag_index
+    from ledger.values import CROSS_TEAM_TAG, content_key, tag_index
 
     tags = fields.setdefault("tags", [])
     content = fields["content"]
@@ -88,6 +88,7 @@ def memory_row(**fields: Any) -> Any:
         tag_index=tag_index(tags),
         cross_team=CROSS_TEAM_TAG in tags,
         content_sha256=content_sha256(content),
+        content_key=content_key(content),
         tokens=count_tokens(content),
         **fields,
     )

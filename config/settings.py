@@ -247,6 +247,45 @@ CACHES = {
 # Context compiler defaults (docs/compiler.md), overridable per call.
 CANON_CONTEXT_MAX_ITEMS = env_int("CANON_CONTEXT_MAX_ITEMS", 20)
 CANON_CONTEXT_MAX_TOKENS = env_int("CANON_CONTEXT_MAX_TOKENS", 4000)
+# The relevant-knowledge layer (chosen for the run's task) and the current-session layer have budgets
+# of their own; boundaries are never cut, their size is reported.
+CANON_CONTEXT_RELEVANT_TOKENS = env_int("CANON_CONTEXT_RELEVANT_TOKENS", 2000)
+CANON_CONTEXT_SESSION_TOKENS = env_int("CANON_CONTEXT_SESSION_TOKENS", 1000)
+
+# Memory lifecycle (docs/ledger.md "Memory"), by source. Time-to-live in days, set on a memory when it
+# is written (None: never expires); half-life in days of the recency factor in relevance ranking (None:
+# never decays); and the weight of each source in that ranking. A pinned memory neither expires nor
+# decays, and a coordinator's memories never decay.
+CANON_MEMORY_TTL_DAYS: dict[str, int | None] = {
+    "agent": 180,
+    "session_summary": 90,
+    "notes": None,
+    "coordinator": None,
+    "inbox": None,
+    "import": None,
+    "admin": None,
+}
+CANON_MEMORY_HALF_LIFE_DAYS: dict[str, int | None] = {
+    "agent": 30,
+    "session_summary": 14,
+    "notes": 90,
+    "coordinator": None,
+    "inbox": 90,
+    "import": 90,
+    "admin": None,
+}
+CANON_MEMORY_SOURCE_WEIGHTS: dict[str, float] = {
+    "coordinator": 1.5,
+    "inbox": 1.2,
+    "admin": 1.2,
+    "notes": 1.0,
+    "import": 1.0,
+    "agent": 1.0,
+    "session_summary": 0.8,
+    "episode": 0.9,
+}
+# Two memories whose token-set similarity (rapidfuzz, 0-100) reaches this are flagged as near-duplicates.
+CANON_NEAR_DUPLICATE_SIMILARITY = env_int("CANON_NEAR_DUPLICATE_SIMILARITY", 90)
 
 # Best-effort mirror export after every ledger write that changes the files.
 CANON_EXPORT_ON_WRITE = env_bool("CANON_EXPORT_ON_WRITE", True)

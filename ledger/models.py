@@ -61,6 +61,9 @@ class Importance(models.TextChoices):
 class MemoryStatus(models.TextChoices):
     ACTIVE = "active"
     ARCHIVED = "archived"
+    # Replaced by a later memory that corrects it (or that a coordinator merged it into): kept and
+    # linked through `superseded_by`, never injected.
+    SUPERSEDED = "superseded"
 
 
 class MemoryCategory(models.TextChoices):
@@ -78,6 +81,10 @@ class Source(models.TextChoices):
     INBOX = "inbox"
     IMPORT = "import"
     ADMIN = "admin"
+    # A closed session's summary, kept as a memory when the session ends.
+    SESSION_SUMMARY = "session_summary"
+    # A notes file in the workspace (`.squad/agents/{agent}/memory/*.md`, `.squad/memory/*.md`).
+    NOTES = "notes"
 
 
 class TokenRole(models.TextChoices):
@@ -132,6 +139,9 @@ class Project(models.Model):
     # The type given to a decision adopted from a Squad log that names none: `technical` keeps an
     # adopted log out of every agent's boundaries layer until a coordinator retypes it.
     squad_type = models.CharField(max_length=20, choices=DecisionType.choices, default=DecisionType.TECHNICAL)
+    # This project's context budgets, layer by layer (docs/compiler.md "Token budget"): any of
+    # `max_items`, `memory`, `relevant`, `session`, each over the site's default. Empty: the defaults.
+    context_budgets = models.JSONField(default=dict, blank=True)
     # The last background export's failure, shown on the dashboard until an export succeeds.
     export_error = models.TextField(blank=True)
     export_error_at = models.DateTimeField(null=True, blank=True)
@@ -346,6 +356,24 @@ class AgentMemory(models.Model):
     content_sha256 = models.CharField(max_length=64, editable=False)
     tokens = models.PositiveIntegerField(default=0, editable=False)
     status = models.CharField(max_length=10, choices=MemoryStatus.choices, default=MemoryStatus.ACTIVE)
+    # Lifecycle (docs/ledger.md "Memory"): a pinned memory never expires and never decays; otherwise
+    # `expires_at` is set from its source's time-to-live when it is written (null: never). An expired
+    # memory keeps status `active`: it is hidden from context and search, and shown as expired.
+    pinned = models.BooleanField(default=False)
+    expires_at = models.DateTimeField(null=True, blank=True)
+    # sha256 of the normalised content (case, spacing and width folded): the same memory written
+    # twice by one agent is found by this, and is kept once.
+    content_key = models.CharField(max_length=64, blank=True, default="", editable=False)
+    # The memory that corrects this one (status `superseded`), kept and linked.
+    superseded_by = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.PROTECT, related_name="supersedes"
+    )
+    # A near-duplicate flagged for a coordinator: the earlier memory this one closely repeats, and the
+    # token-set similarity (0-100). Cleared when a coordinator merges or dismisses it.
+    similar_to = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.PROTECT, related_name="similar"
+    )
+    similarity = models.PositiveSmallIntegerField(null=True, blank=True)
     # Set on insert; an adopted row takes the date its file gives it.
     created_at = models.DateTimeField(default=timezone.now, editable=False)
     updated_at = models.DateTimeField(auto_now=True)
@@ -391,10 +419,22 @@ class AgentMemory(models.Model):
             # Memory search and lists: a project's memories, newest first (status is filtered on the
             # way; leading with it would tempt SQLite's planner away from the compile indexes above).
             models.Index(fields=["project", "-created_at", "-id"], name="ledger_memory_project_list"),
+            # Consolidation: an agent's memory with this normalised content.
+            models.Index(fields=["agent", "content_key"], name="ledger_memory_content_key"),
+            # The coordinator's queue of flagged near-duplicates.
+            models.Index(
+                fields=["project", "-created_at"],
+                condition=Q(similar_to__isnull=False),
+                name="ledger_memory_near_duplicates",
+            ),
         ]
 
     def __str__(self) -> str:
         return f"[{self.type}] {self.content[:60]}"
+
+    @property
+    def expired(self) -> bool:
+        return self.expires_at is not None and self.expires_at <= timezone.now()
 
 
 class Session(models.Model):
@@ -464,40 +504,6 @@ class ApiToken(models.Model):
         return hashlib.sha256(secret.encode("utf-8")).hexdigest()
 
 
-class Compilation(models.Model):
-    """What one agent was told for one run: the audit record of a compiled context block."""
-
-    project = models.ForeignKey(Project, on_delete=models.PROTECT, related_name="compilations")
-    agent = models.ForeignKey(Agent, on_delete=models.PROTECT, related_name="compilations")
-    run_id = models.CharField(max_length=200)
-    child = models.BooleanField(default=False)
-    text = models.TextField(blank=True)
-    sha256 = models.CharField(max_length=64, blank=True)
-    tokens = models.PositiveIntegerField(default=0)
-    layers = models.JSONField(default=dict, blank=True)
-    decisions = models.ManyToManyField(Decision, blank=True, related_name="compilations")
-    memories = models.ManyToManyField(AgentMemory, blank=True, related_name="compilations")
-    session = models.ForeignKey(
-        Session, null=True, blank=True, on_delete=models.PROTECT, related_name="compilations"
-    )
-    skipped_ids = models.JSONField(default=list, blank=True)
-    max_items = models.PositiveIntegerField()
-    max_tokens = models.PositiveIntegerField()
-    created_at = models.DateTimeField(auto_now_add=True)
-
-    class Meta:
-        ordering = ["-created_at", "-id"]
-        indexes = [
-            # "What was agent X told in run R".
-            models.Index(fields=["project", "agent", "run_id"], name="ledger_compilation_run"),
-            # Dashboard: a project's compilations, newest first.
-            models.Index(fields=["project", "created_at"], name="ledger_compilation_recent"),
-        ]
-
-    def __str__(self) -> str:
-        return f"{self.run_id} → {self.agent_id}"
-
-
 class Episode(models.Model):
     """What one agent's run tried and how it ended, with its notes, kept whatever the outcome.
 
@@ -540,6 +546,44 @@ class Episode(models.Model):
 
     def __str__(self) -> str:
         return f"{self.run_id} by {self.agent_id}: {self.outcome}"
+
+
+class Compilation(models.Model):
+    """What one agent was told for one run: the audit record of a compiled context block."""
+
+    project = models.ForeignKey(Project, on_delete=models.PROTECT, related_name="compilations")
+    agent = models.ForeignKey(Agent, on_delete=models.PROTECT, related_name="compilations")
+    run_id = models.CharField(max_length=200)
+    child = models.BooleanField(default=False)
+    text = models.TextField(blank=True)
+    sha256 = models.CharField(max_length=64, blank=True)
+    tokens = models.PositiveIntegerField(default=0)
+    layers = models.JSONField(default=dict, blank=True)
+    decisions = models.ManyToManyField(Decision, blank=True, related_name="compilations")
+    memories = models.ManyToManyField(AgentMemory, blank=True, related_name="compilations")
+    session = models.ForeignKey(
+        Session, null=True, blank=True, on_delete=models.PROTECT, related_name="compilations"
+    )
+    skipped_ids = models.JSONField(default=list, blank=True)
+    episodes = models.ManyToManyField(Episode, blank=True, related_name="compilations")
+    max_items = models.PositiveIntegerField()
+    max_tokens = models.PositiveIntegerField()
+    # The task the relevant-knowledge layer was chosen for (blank: none), and every layer's budget.
+    task = models.TextField(blank=True)
+    budgets = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [
+            # "What was agent X told in run R".
+            models.Index(fields=["project", "agent", "run_id"], name="ledger_compilation_run"),
+            # Dashboard: a project's compilations, newest first.
+            models.Index(fields=["project", "created_at"], name="ledger_compilation_recent"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.run_id} → {self.agent_id}"
 
 
 class Membership(models.Model):

@@ -6,6 +6,7 @@ so a slug, a tag or an agent name means the same thing wherever it arrives.
 
 from __future__ import annotations
 
+import hashlib
 import math
 import re
 import unicodedata
@@ -147,6 +148,16 @@ def text_skeleton(text: str) -> str:
     decomposed = unicodedata.normalize("NFD", text)
     table = {ord(ch): mapped for ch in set(decomposed) if (mapped := _tr39_skeleton(ch)) != ch}
     return unicodedata.normalize("NFD", decomposed.translate(table)) if table else decomposed
+
+
+def content_key(text: str) -> str:
+    """What makes two memories the same memory: the sha256 of the content with compatibility forms
+    folded (NFKC), case folded, invisible format characters dropped, runs of spacing made one space,
+    and spacing and full stops at either end dropped. "Use  UTC." and "use UTC" share a key."""
+    folded = unicodedata.normalize("NFKC", text).casefold()
+    visible = "".join(ch for ch in folded if unicodedata.category(ch) != "Cf")
+    normal = " ".join(visible.split()).strip(" .")
+    return hashlib.sha256(normal.encode("utf-8")).hexdigest()
 
 
 def normalize_tags(raw: str | Iterable[str] | None) -> list[str]:

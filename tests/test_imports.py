@@ -18,7 +18,14 @@ PACKAGES = ("ledger", "review", "config")
 # Lower layers never import higher ones. A module takes the layer of the longest prefix listed.
 LAYERS: list[tuple[str, ...]] = [
     ("ledger.values", "ledger.tokens", "ledger.untrusted", "ledger.signals", "ledger.models"),
-    ("ledger.blocks", "ledger.selectors", "ledger.search", "ledger.relevance", "ledger.filters"),
+    (
+        "ledger.blocks",
+        "ledger.lifecycle",
+        "ledger.selectors",
+        "ledger.search",
+        "ledger.relevance",
+        "ledger.filters",
+    ),
     ("ledger.services",),
     ("ledger.context", "ledger.mirror", "ledger.scribe"),
     ("ledger.tasks",),

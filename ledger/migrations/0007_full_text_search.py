@@ -49,13 +49,22 @@ PG_INDEX = "{table}_search"
 
 def _sqlite_forward(table, fts, columns):
     names = ", ".join(columns)
+    return [
+        f"CREATE VIRTUAL TABLE {fts} USING fts5({names}, content='{table}', content_rowid='id',"
+        f" tokenize='{TOKENIZER}')",
+        *_sqlite_triggers(table, fts, columns),
+    ]
+
+
+def _sqlite_triggers(table, fts, columns):
+    """The triggers that keep `fts` in step with `table`, then the index rebuilt from the table: also
+    what a later migration runs again after rebuilding `table`."""
+    names = ", ".join(columns)
     new = ", ".join(f"new.{c}" for c in columns)
     old = ", ".join(f"old.{c}" for c in columns)
     remove = f"INSERT INTO {fts}({fts}, rowid, {names}) VALUES ('delete', old.id, {old});"
     add = f"INSERT INTO {fts}(rowid, {names}) VALUES (new.id, {new});"
-    return [
-        f"CREATE VIRTUAL TABLE {fts} USING fts5({names}, content='{table}', content_rowid='id',"
-        f" tokenize='{TOKENIZER}')",
+    return [f"DROP TRIGGER IF EXISTS {fts}_{event}" for event in ("insert", "delete", "update")] + [
         f"CREATE TRIGGER {fts}_insert AFTER INSERT ON {table} BEGIN {add} END",
         f"CREATE TRIGGER {fts}_delete AFTER DELETE ON {table} BEGIN {remove} END",
         # Only an update that writes an indexed column re-indexes the row (archiving writes `status`

@@ -27,7 +27,7 @@ from ledger.services.errors import invalid
 from ledger.services.fields import IMPORTANCE_RANK, TITLE_MAX_LENGTH, content_sha256, summary_line
 from ledger.services.projects import agent_get_or_create
 from ledger.tokens import count_tokens
-from ledger.values import AGENT_NAME_MAX_LENGTH, InvalidValue, check_text
+from ledger.values import AGENT_NAME_MAX_LENGTH, InvalidValue, check_text, content_key
 
 
 @dataclass(frozen=True)
@@ -133,6 +133,7 @@ def memories_adopt(
                 markdown=item.markdown,
                 origin=origin[:1024],
                 content_sha256=content_sha256(item.content.strip() or item.markdown.strip()),
+                content_key=content_key(item.content.strip() or item.markdown.strip()),
                 tokens=count_tokens(item.content.strip() or item.markdown.strip()),
                 created_at=item.date or now,
             )

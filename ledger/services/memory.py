@@ -6,7 +6,9 @@ from collections.abc import Iterable
 from typing import Any
 
 from django.db import transaction
+from django.utils import timezone
 
+from ledger.lifecycle import expires_at_for
 from ledger.models import (
     Agent,
     AgentMemory,
@@ -33,6 +35,7 @@ from ledger.services.projects import agent_get_or_create
 from ledger.tokens import count_tokens
 from ledger.values import (
     CROSS_TEAM_TAG,
+    content_key,
     tag_index,
 )
 
@@ -49,7 +52,9 @@ def memory_insert(
     source: str,
     injected_by: str,
     category: str = "",
+    pinned: bool = False,
 ) -> AgentMemory:
+    now = timezone.now()
     return AgentMemory.objects.create(
         project=project,
         agent=agent,
@@ -65,7 +70,11 @@ def memory_insert(
         injected_by=injected_by[:150],
         category=category,
         content_sha256=content_sha256(content),
+        content_key=content_key(content),
         tokens=count_tokens(content),
+        pinned=pinned,
+        expires_at=expires_at_for(source, now, pinned=pinned),
+        created_at=now,
     )
 
 
@@ -118,7 +127,12 @@ def memory_edit(
     changes: dict[str, Any] = {}
     if content is not None:
         text = checked_text("content", content, required=True)
-        changes.update(content=text, content_sha256=content_sha256(text), tokens=count_tokens(text))
+        changes.update(
+            content=text,
+            content_sha256=content_sha256(text),
+            content_key=content_key(text),
+            tokens=count_tokens(text),
+        )
     if importance is not None:
         level = checked_choice("importance", importance, Importance.values)
         changes.update(importance=level, importance_rank=IMPORTANCE_RANK[Importance(level)])

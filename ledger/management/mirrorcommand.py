@@ -43,10 +43,16 @@ class MirrorCommand(BaseCommand):
             self.stdout.flush()
 
     def per_file(self, details: dict[str, Any]) -> None:
-        """One line per file that was adopted, merged, backed up, kept, skipped or in conflict."""
+        """One line per file that was adopted, merged, indexed, proposed, retired, backed up, kept,
+        skipped or in conflict."""
         for label, key, field in (
             ("adopted", "adopted", "what"),
             ("merged", "merged", "what"),
+            ("indexed", "indexed", "what"),
+            ("changed", "changed", "what"),
+            ("retired", "retired", "what"),
+            ("proposed", "proposed", "what"),
+            ("withdrawn", "withdrawn", "what"),
             ("backed up", "backed_up", "backup"),
             ("kept", "kept", "reason"),
             ("warning", "skipped", "reason"),

@@ -9,7 +9,8 @@ part becomes a row whose text is kept verbatim:
   name and stays the entry's file. An inbox file that disappeared after Squad's Scribe merged it into
   `decisions.md` marks its entry merged, linked to the block that took it in;
 - `agents/{folder}/history.md`: one memory per bullet or paragraph of a typed section;
-- `identity/now.md`: the open session's focus and issues from the front matter.
+- `identity/now.md`: the open session's focus and issues from the front matter;
+- notes files, `agents/{folder}/memory/*.md` and `memory/*.md`: read only (`ledger.mirror.notes`).
 
 Rows are created only for content the ledger does not have (union); existing rows are never changed by
 import, except that the open session follows `now.md`. A file that cannot be read safely (a link, too
@@ -27,7 +28,7 @@ from typing import Any
 from django.utils import timezone
 
 from ledger import services
-from ledger.mirror import fs, manifest, squad
+from ledger.mirror import fs, manifest, notes, squad
 from ledger.mirror.paths import Layout
 from ledger.mirror.render import key, sha
 from ledger.mirror.reports import ImportReport
@@ -554,4 +555,8 @@ def import_project(
         _import_inbox(project, workspace, layout, files, report, adopted, progress)
         _adopt_histories(project, workspace, layout, files, report, progress)
         _adopt_now(project, workspace, layout, files, report)
+        notes.index_private_notes(
+            project, workspace, layout, files, report, limit=MAX_IMPORT_BYTES, progress=progress
+        )
+        notes.index_team_notes(project, workspace, layout, report, limit=MAX_IMPORT_BYTES, progress=progress)
     return report

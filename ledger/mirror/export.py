@@ -78,6 +78,8 @@ def targets(project: Project, layout: Layout, files: dict[str, MirrorFile]) -> l
         AgentMemory.objects.filter(project=project)
         # Archived memories are gone from the files, except the lines the team wrote (adopted ones).
         .exclude(Q(status=MemoryStatus.ARCHIVED) & ~Q(source=Source.IMPORT))
+        # A memory indexed from a notes file lives in that file, which Canon only reads.
+        .exclude(source=Source.NOTES)
         .select_related("agent")
         .order_by("created_at", "id")
     )

@@ -57,6 +57,15 @@ class ImportReport:
     unchanged: list[str] = field(default_factory=list)
     skipped: list[tuple[str, str]] = field(default_factory=list)
     conflicts: list[tuple[str, str]] = field(default_factory=list)
+    # Notes files (`ledger.mirror.notes`): private notes indexed as memories, new versions of them,
+    # memories retired with their file, team notes proposed for review and proposals withdrawn.
+    indexed: list[tuple[str, str]] = field(default_factory=list)
+    changed: list[tuple[str, str]] = field(default_factory=list)
+    retired: list[tuple[str, str]] = field(default_factory=list)
+    proposed: list[tuple[str, str]] = field(default_factory=list)
+    withdrawn: list[tuple[str, str]] = field(default_factory=list)
+    # How many of `skipped` are notes files.
+    notes_skipped: int = 0
     dry_run: bool = False
 
     @property
@@ -73,6 +82,11 @@ class ImportReport:
             "unchanged": len(self.unchanged),
             "skipped": _pairs(self.skipped, "reason"),
             "conflicts": _pairs(self.conflicts, "reason"),
+            "indexed": _pairs(self.indexed, "what"),
+            "changed": _pairs(self.changed, "what"),
+            "retired": _pairs(self.retired, "what"),
+            "proposed": _pairs(self.proposed, "what"),
+            "withdrawn": _pairs(self.withdrawn, "what"),
         }
 
     def summary(self) -> str:
@@ -80,5 +94,20 @@ class ImportReport:
         return (
             f"{len(self.created)} {verb}created, {len(self.adopted)} files {verb}adopted, "
             f"{len(self.merged)} {verb}marked merged, {len(self.unchanged)} unchanged, "
-            f"{len(self.skipped)} skipped, {len(self.conflicts)} conflicts"
+            f"{len(self.skipped)} skipped, {len(self.conflicts)} conflicts{self.notes_summary()}"
         )
+
+    def notes_summary(self) -> str:
+        """`, notes: 3 indexed, 1 changed, …` when the import met any notes file; else nothing."""
+        counts = [
+            (len(self.indexed), "indexed"),
+            (len(self.changed), "changed"),
+            (len(self.retired), "retired"),
+            (len(self.proposed), "proposed"),
+            (len(self.withdrawn), "withdrawn"),
+            (self.notes_skipped, "skipped"),
+        ]
+        if not any(n for n, _ in counts):
+            return ""
+        verb = "would be " if self.dry_run else ""
+        return ", notes: " + ", ".join(f"{n} {verb}{what}" for n, what in counts)

@@ -1,4 +1,4 @@
-"""Adopt the team's files into the ledger: decision log, inbox, histories, now.md (docs/mirror.md)."""
+"""Adopt the team's files into the ledger: decision log, inbox, histories, now.md, notes (docs/mirror.md)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from ledger.models import MirrorKind, Project
 
 
 class Command(MirrorCommand):
-    help = "Adopt the team's files (decisions.md, inbox, histories, now.md); existing rows are never changed."
+    help = "Adopt the team's files (decisions.md, inbox, histories, now.md) and index its notes files."
 
     def run(self, project: Project, *, dry_run: bool) -> list[MirrorResult]:
         return [

@@ -8,7 +8,10 @@ from ledger.models import Project
 
 
 class Command(MirrorCommand):
-    help = "Adopt what the team changed in its files, then write the files Canon owns (the cron job)."
+    help = (
+        "Adopt what the team changed in its files and index its notes files, then write the files Canon "
+        "owns (the cron job)."
+    )
 
     def run(self, project: Project, *, dry_run: bool) -> list[MirrorResult]:
         return sync_project(project, trigger="command", dry_run=dry_run, progress=self.progress)

@@ -18,8 +18,9 @@ live here once:
 
 Some filters serve one side only: the API does not take the dashboard's `age`, and `flagged` on the
 memory list is applied by the dashboard's view, since flags are computed from
-the text. The dashboard spells the memory status as the yes/no `archived` and the tag filter `tag`;
-the API as `status` and `tags`.
+the text. The dashboard spells the memory status as the yes/no `archived` (and `superseded`) and the
+tag filter `tag`; the API as `status` and `tags`. Expired memories leave the active memory list unless
+`expired` is given: the API does not give it, the dashboard shows them (marked) unless told to hide them.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from django.forms import BoundField
 from django.utils import timezone
 from django_filters.fields import ChoiceField
 
+from ledger.lifecycle import live
 from ledger.models import (
     AgentMemory,
     Decision,
@@ -240,6 +242,10 @@ class DecisionFilter(LedgerFilterSet):
 
 
 class MemoryFilter(LedgerFilterSet):
+    """Memories. Superseded ones are listed only when asked for (`status=superseded`, the dashboard's
+    `superseded`); expired ones (`expires_at` passed, `ledger.lifecycle.live`) are left out of the
+    active list unless `expired` says otherwise (`true`: only them, `all`: with the others)."""
+
     type = OneOf(choices=MemoryType.choices, empty_label="Any type", label="Type")
     importance = OneOf(choices=Importance.choices, empty_label="Any importance", label="Importance")
     tag = TagsFilter()
@@ -249,6 +255,22 @@ class MemoryFilter(LedgerFilterSet):
         method="filter_archived",
         label="Archived",
         widget=forms.Select(choices=[("false", "No"), ("true", "Yes")]),
+    )
+    superseded = django_filters.BooleanFilter(
+        method="filter_superseded",
+        label="Superseded",
+        widget=forms.Select(choices=[("", "Hidden"), ("true", "Superseded only")]),
+    )
+    expired = OneOf(
+        choices=[(ALL, "Shown"), ("false", "Hidden"), ("true", "Expired only")],
+        method="filter_expired",
+        empty_label=None,
+        label="Expired",
+    )
+    similar = django_filters.BooleanFilter(
+        method="filter_similar",
+        label="Near-duplicates",
+        widget=forms.Select(choices=[("", "Any"), ("true", "Near-duplicates only")]),
     )
     # Flags are computed from the text, not stored: the dashboard's memory view applies this one.
     flagged = django_filters.BooleanFilter(
@@ -260,17 +282,43 @@ class MemoryFilter(LedgerFilterSet):
     status = StatusFilter(MemoryStatus)
     tags = TagsFilter(label="Tags")
 
-    defaults = {"status": MemoryStatus.ACTIVE, "archived": "false"}
+    defaults = {"status": MemoryStatus.ACTIVE, "archived": "false", "superseded": ""}
     api_spellings = ("status", "tags")
 
     class Meta:
         model = AgentMemory
         fields: list[str] = []
 
+    def filter_queryset(self, queryset: QuerySet[AgentMemory]) -> QuerySet[AgentMemory]:
+        """The filters, and, unless `expired` was given, the active list without its expired rows."""
+        rows = super().filter_queryset(queryset)
+        data = self.form.cleaned_data
+        if not data.get("expired") and data.get("status") == MemoryStatus.ACTIVE:
+            rows = rows.filter(live())
+        return rows
+
     def filter_archived(
         self, queryset: QuerySet[AgentMemory], name: str, value: bool | None
     ) -> QuerySet[AgentMemory]:
+        if self.form.cleaned_data.get("superseded"):
+            return queryset  # asking for the superseded ones is the status choice
         return queryset.filter(status=MemoryStatus.ARCHIVED if value else MemoryStatus.ACTIVE)
+
+    def filter_superseded(
+        self, queryset: QuerySet[AgentMemory], name: str, value: bool | None
+    ) -> QuerySet[AgentMemory]:
+        return queryset.filter(status=MemoryStatus.SUPERSEDED) if value else queryset
+
+    def filter_expired(self, queryset: QuerySet[AgentMemory], name: str, value: str) -> QuerySet[AgentMemory]:
+        if value == ALL:
+            return queryset
+        expired = Q(expires_at__lte=timezone.now())
+        return queryset.filter(expired) if value == "true" else queryset.exclude(expired)
+
+    def filter_similar(
+        self, queryset: QuerySet[AgentMemory], name: str, value: bool | None
+    ) -> QuerySet[AgentMemory]:
+        return queryset.filter(similar_to__isnull=False) if value else queryset
 
     def filter_flagged(
         self, queryset: QuerySet[AgentMemory], name: str, value: bool | None

@@ -17,6 +17,7 @@ from ledger.models import (
     InboxEntry,
     Project,
     Session,
+    Source,
 )
 from ledger.values import CROSS_TEAM_TAG, InvalidValue, agent_key
 
@@ -68,10 +69,11 @@ def entries_visible_to(qs: QuerySet[InboxEntry], viewer: Agent | None) -> QueryS
 
 
 def memories_visible_to(project: Project, viewer: Agent | None) -> QuerySet[AgentMemory]:
-    """Visibility (docs/ledger.md): an agent reads its own and `cross-team` memories; a coordinator all."""
+    """Visibility (docs/ledger.md): an agent reads its own and `cross-team` memories, and the summaries
+    of the project's ended sessions (as it reads the sessions themselves); a coordinator reads all."""
     qs = AgentMemory.objects.filter(project=project).select_related("agent")
     if viewer is not None:
-        qs = qs.filter(Q(agent=viewer) | Q(cross_team=True))
+        qs = qs.filter(Q(agent=viewer) | Q(cross_team=True) | Q(source=Source.SESSION_SUMMARY))
     return qs
 
 

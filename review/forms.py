@@ -192,6 +192,33 @@ class MemoryEditForm(forms.Form):
         return self.cleaned_data.get("tags", "") if "tags" in self.data else None
 
 
+class MemoryPinForm(forms.Form):
+    """Pin a memory (it never expires) or unpin it (it expires again from its source's time-to-live)."""
+
+    pinned = _choice(
+        "pinned", [("true", "Pin"), ("false", "Unpin")], required="pinned: choose to pin or to unpin"
+    )
+
+    def clean_pinned(self) -> bool:
+        return self.cleaned_data.get("pinned") == "true"
+
+
+class MemoryMergeForm(forms.Form):
+    """Settle a near-duplicate: which of the two memories is kept. Whether it is one of the two is the
+    service's to say."""
+
+    keep = forms.IntegerField(
+        min_value=1,
+        max_value=10**ID_MAX_DIGITS - 1,
+        error_messages={
+            "required": "Choose the memory to keep.",
+            "invalid": "Choose the memory to keep.",
+            "min_value": "keep: no such memory",
+            "max_value": "keep: no such memory",
+        },
+    )
+
+
 # --- what agents were told ----------------------------------------------------------------------
 
 

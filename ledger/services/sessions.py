@@ -1,4 +1,9 @@
-"""Sessions: the one open session of a project, its focus, issues, summary and saved state."""
+"""Sessions: the one open session of a project, its focus, issues, summary and saved state.
+
+When a session ends (ended, or closed because another one started) and its summary is not blank, the
+summary is kept as a memory of the project's coordinator agent (source `session_summary`), once per
+session, in the same transaction; every agent of the project reads it (docs/ledger.md "Sessions").
+"""
 
 from __future__ import annotations
 
@@ -10,8 +15,12 @@ from django.utils import timezone
 
 from ledger.blocks import session_block
 from ledger.models import (
+    AgentMemory,
+    Importance,
+    MemoryType,
     Project,
     Session,
+    Source,
 )
 from ledger.services.effects import workspace_changed
 from ledger.services.errors import Conflict, NotFound, invalid
@@ -20,6 +29,7 @@ from ledger.services.fields import (
     SUBMIT_ATTEMPTS,
     checked_text,
 )
+from ledger.services.memory import memory_store
 from ledger.tokens import count_tokens
 from ledger.values import (
     InvalidValue,
@@ -58,6 +68,28 @@ def _session_tokens(session: Session) -> int:
     return count_tokens(session_block(session))
 
 
+def _summary_kept(session: Session) -> None:
+    """Keep an ended session's summary as a memory of the coordinator agent, once per session."""
+    if not session.summary.strip():
+        return
+    project = session.project
+    if AgentMemory.objects.filter(
+        project=project, source=Source.SESSION_SUMMARY, session_id=session.session_id
+    ).exists():
+        return
+    memory_store(
+        project=project,
+        agent_name=project.coordinator_agent,
+        type=MemoryType.UPDATE,
+        importance=Importance.MEDIUM,
+        content=session.summary,
+        session_id=session.session_id,
+        source=Source.SESSION_SUMMARY,
+        by="canon",
+        via="session",
+    )
+
+
 def session_start(
     *,
     project: Project,
@@ -84,7 +116,12 @@ def session_start(
     for _attempt in range(SUBMIT_ATTEMPTS):
         try:
             with transaction.atomic():
-                Session.objects.filter(project=project, ended_at__isnull=True).update(ended_at=timezone.now())
+                closing = list(
+                    Session.objects.select_for_update().filter(project=project, ended_at__isnull=True)
+                )
+                Session.objects.filter(pk__in=[old.pk for old in closing]).update(ended_at=timezone.now())
+                for old in closing:
+                    _summary_kept(old)
                 session.pk = None
                 session.save(force_insert=True)
                 workspace_changed(project)
@@ -128,5 +165,7 @@ def session_update_current(
             session.ended_at = timezone.now()
         session.tokens = _session_tokens(session)
         session.save()
+        if end:
+            _summary_kept(session)
         workspace_changed(project)
         return session

@@ -1,4 +1,8 @@
-"""Agents' memory: the list, and a memory's importance, tags and archiving (docs/dashboard.md).
+"""Agents' memory: the list, and a memory's importance, tags, archiving and pin; near-duplicates merged
+or dismissed (docs/dashboard.md).
+
+The list shows expired memories, marked, unless the filter hides them; superseded ones when asked, each
+linked to what replaced it; `?memory=<id>` lists that one memory (what such a link opens).
 
 An action answers an htmx request with the memory's row (a refusal or a note in it) and a plain form
 post with a redirect back to the list it came from.
@@ -18,7 +22,7 @@ from ledger import services
 from ledger.models import AgentMemory, Importance, MemoryStatus
 from review.access import ProjectAccess, in_project, project_for_user
 from review.filters import MemoryFilter
-from review.forms import MemoryEditForm, problems
+from review.forms import MemoryEditForm, MemoryMergeForm, MemoryPinForm, problems
 from review.inspect import flags
 from review.views.base import (
     HtmxHttpRequest,
@@ -51,7 +55,15 @@ def memory_list(request: HtmxHttpRequest, project: str) -> HttpResponse:
         .select_related("agent")
         .order_by("-created_at", "-id")
     )
-    filterset = MemoryFilter(request.GET, queryset=base)
+    one = request.GET.get("memory", "")
+    if one:
+        base = base.filter(pk=int(one)) if one.isascii() and one.isdigit() and len(one) <= 18 else base.none()
+    params = request.GET.copy()
+    if not params.get("expired"):
+        params["expired"] = "all"  # a person sees expired memories, marked, unless told to hide them
+    if one:
+        params.setdefault("status", "all")  # the memory a link names, whatever its status
+    filterset = MemoryFilter(params, queryset=base)
     valid = filterset.is_valid()
     rows = filterset.qs if valid else AgentMemory.objects.none()
     flagged_only = valid and bool(filterset.form.cleaned_data.get("flagged"))
@@ -137,3 +149,64 @@ def memory_archive(request: HtmxHttpRequest, project: str, memory_id: int) -> Ht
         )
     )
     return _answer(request, access, item, note=_said(item, archived), error=error)
+
+
+@require_POST
+@login_required
+def memory_pin(request: HtmxHttpRequest, project: str, memory_id: int) -> HttpResponse:
+    access = project_for_user(request, project, act=True)
+    item = in_project(access, AgentMemory, memory_id)
+    form = MemoryPinForm(request.POST)
+    pinned = submit(
+        form,
+        lambda data: services.memory_edit(
+            project=access.project,
+            memory_id=item.pk,
+            by=request.user.get_username(),
+            via="dashboard",
+            pinned=data["pinned"],
+        ),
+    )
+    note = ""
+    if pinned is not None:
+        note = (
+            f"Memory {item.pk} pinned: it never expires." if pinned.pinned else f"Memory {item.pk} unpinned."
+        )
+    return _answer(request, access, item, note=note, error=" ".join(problems(form)))
+
+
+@require_POST
+@login_required
+def memory_merge(request: HtmxHttpRequest, project: str, memory_id: int) -> HttpResponse:
+    access = project_for_user(request, project, act=True)
+    item = in_project(access, AgentMemory, memory_id)
+    form = MemoryMergeForm(request.POST)
+    kept = submit(
+        form,
+        lambda data: services.memory_merge(
+            project=access.project,
+            memory_id=item.pk,
+            keep=data["keep"],
+            by=request.user.get_username(),
+            via="dashboard",
+        ),
+    )
+    note = ""
+    if kept is not None:
+        gone = item.similar_to_id if kept.pk == item.pk else item.pk
+        note = f"Merged: memory {kept.pk} kept, memory {gone} superseded by it."
+    return _answer(request, access, item, note=note, error=" ".join(problems(form)))
+
+
+@require_POST
+@login_required
+def memory_dismiss_similar(request: HtmxHttpRequest, project: str, memory_id: int) -> HttpResponse:
+    access = project_for_user(request, project, act=True)
+    item = in_project(access, AgentMemory, memory_id)
+    dismissed, error = attempt(
+        lambda: services.memory_dismiss_similar(
+            project=access.project, memory_id=item.pk, by=request.user.get_username(), via="dashboard"
+        )
+    )
+    note = f"Memory {item.pk} is no longer flagged as a near-duplicate." if dismissed is not None else ""
+    return _answer(request, access, item, note=note, error=error)

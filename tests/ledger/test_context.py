@@ -342,7 +342,8 @@ def test_query_count_with_a_skipped_huge_memory(project, django_assert_num_queri
 
 def test_small_memory_behind_a_page_of_skipped_ones_is_still_reached(project, django_assert_num_queries):
     small = remember(project, "Alice", "small and old", type="core_context", importance="low")
-    huge = [remember(project, "Alice", "word " * 200, type="core_context") for _ in range(60)]
+    # Each different: the same content twice would be one memory.
+    huge = [remember(project, "Alice", f"page {n} " + "word " * 200, type="core_context") for n in range(60)]
     with django_assert_num_queries(4):  # the one case that reads a second, longer page
         result = context.compile(project, "Alice", max_items=1, max_tokens=50, child=False)
     assert result.memory.ids == [small.pk]

@@ -8,6 +8,12 @@ and 500 sessions, then times 1,000 compiles for random agents through `ledger.co
 the same selection made with the fewest hand-written SQL queries through the bare database driver
 (the floor: one query for boundaries, one for the merged memory candidates, one for the session,
 the same text assembly). Prints median and p95 of both and their ratio.
+
+Then the task scenario: the same ledger with a realistic vocabulary (the words of the relevance
+check's memories, drawn as often as they occur there), 3% of memories cross-team, 2% closed sessions'
+summaries, and 20,000 episodes; 1,000 compiles with a task (the relevance check's tasks) through
+`ledger.context.compile`, against a floor made of the same five queries run raw through the bare
+driver with nothing around them (no blending, no rendering).
 """
 
 from __future__ import annotations
@@ -24,7 +30,18 @@ MEMORIES = 100_000
 DECISIONS = 2_000
 SESSIONS = 500
 COMPILES = 1_000
+EPISODES = 20_000
 WORDS = "cache retry index token budget schema lock queue deploy review merge agent session".split()  # noqa: SIM905
+
+
+def vocabulary() -> tuple[list[str], list[int]]:
+    """The words of the relevance check's memories, each with how often it occurs there."""
+    from collections import Counter
+
+    from tests.relevance.memories import MEMORIES
+
+    counts = Counter(word for memory in MEMORIES for word in memory.content.split())
+    return list(counts), list(counts.values())
 
 
 def seed() -> object:
@@ -32,7 +49,7 @@ def seed() -> object:
 
     from ledger import services
     from ledger.blocks import decision_block
-    from ledger.models import Agent, AgentMemory, Decision, Session
+    from ledger.models import Agent, AgentMemory, Decision, Episode, Session
     from ledger.tokens import count_tokens
 
     rng = random.Random(7)
@@ -61,9 +78,10 @@ def seed() -> object:
             Decision.objects.filter(pk=d.pk).update(status="archived")
         else:
             Decision.objects.filter(pk=d.pk).update(status="superseded", superseded_by=decisions[i + 1].pk)
+    words, weights = vocabulary()
     rows = []
     for i in range(MEMORIES):
-        content = " ".join(rng.choices(WORDS, k=rng.randint(8, 60)))
+        content = " ".join(rng.choices(words, weights, k=rng.randint(8, 60)))
         importance = rng.choice(["high", "medium", "low"])
         tags = ["cross-team"] if rng.random() < 0.03 else []
         rows.append(
@@ -74,11 +92,29 @@ def seed() -> object:
                 importance=importance,
                 content=content,
                 tags=tags,
+                source="session_summary" if rng.random() < 0.02 else "agent",
                 status="archived" if rng.random() < 0.1 else "active",
                 created_at=start + timedelta(seconds=i * 300),
             )
         )
     AgentMemory.objects.bulk_create(rows, batch_size=2000)
+    Episode.objects.bulk_create(
+        [
+            Episode(
+                project=project,
+                agent=rng.choice(agents),
+                run_id=f"run-{i}",
+                outcome=rng.choice(["succeeded", "failed", "abandoned"]),
+                tried=" ".join(rng.choices(words, weights, k=rng.randint(10, 40))),
+                difficulties=" ".join(rng.choices(words, weights, k=rng.randint(0, 20))),
+                feedback=" ".join(rng.choices(words, weights, k=rng.randint(0, 15))),
+                tokens=rng.randint(20, 120),
+                created_at=start + timedelta(seconds=i * 1500),
+            )
+            for i in range(EPISODES)
+        ],
+        batch_size=2000,
+    )
     Session.objects.bulk_create(
         [
             Session(
@@ -160,6 +196,68 @@ def floor_compile(
     return "\n\n".join(sections)
 
 
+def floor_relevant(
+    raw, engine: str, project_id: int, key: str, query: str, expiry: object, limit: int
+) -> None:
+    """The relevant layer's two queries, raw: the compiler's own SQL through the bare driver."""
+    from ledger.context import RELEVANT_CANDIDATES, RELEVANT_EPISODE_SQL, RELEVANT_MEMORY_SQL
+
+    mark = "?" if engine == "sqlite" else "%s"
+    cur = raw.cursor()
+    cur.execute(RELEVANT_MEMORY_SQL[engine].replace("%s", mark), (query, project_id, key, expiry, limit))
+    cur.fetchall()
+    cur.execute(
+        RELEVANT_EPISODE_SQL[engine].replace("%s", mark),
+        (query, project_id, project_id, key, RELEVANT_CANDIDATES),
+    )
+    cur.fetchall()
+
+
+def task_scenario(engine: str, project, picks: list[tuple[int, str, str]]) -> None:
+    """Compiles with a task against the floor of the same queries run raw."""
+    from django.db import connection
+    from django.utils import timezone
+
+    from ledger import context
+    from ledger.relevance import fts5_any, task_words, tsquery_any
+    from tests.relevance.memories import TASKS
+
+    rng = random.Random(13)
+    tasks = [rng.choice(TASKS).text for _ in picks]
+    for (_, _, name), task in list(zip(picks, tasks, strict=True))[:20]:  # warm caches
+        context.compile(project, name, task=task)
+    timed, sizes = [], []
+    for (_, _, name), task in zip(picks, tasks, strict=True):
+        t = time.perf_counter()
+        result = context.compile(project, name, task=task)
+        timed.append((time.perf_counter() - t) * 1000)
+        assert result.text is not None and result.error is None, result.error
+        sizes.append(len(result.relevant.ids) + len(result.relevant.episodes or []))
+
+    connection.ensure_connection()
+    raw = connection.connection
+    expiry = connection.ops.adapt_datetimefield_value(timezone.now())
+    floor = []
+    for (agent_id, key, _), task in zip(picks, tasks, strict=True):
+        words = task_words(task)
+        query = tsquery_any(words) if engine == "postgresql" else fts5_any(words)
+        t = time.perf_counter()
+        floor_compile(raw, engine, project.pk, agent_id, key, 20, 4000)
+        floor_relevant(raw, engine, project.pk, key, query, expiry, context.RELEVANT_CANDIDATES + 20)
+        floor.append((time.perf_counter() - t) * 1000)
+
+    median, floor_median = statistics.median(timed), statistics.median(floor)
+    print(
+        f"{engine}: task      median {median:.2f} ms  p95 {percentile(timed, 95):.2f} ms  "
+        f"({len(picks)} compiles with a task, {statistics.mean(sizes):.1f} relevant rows on average)"
+    )
+    print(
+        f"{engine}: floor     median {floor_median:.2f} ms  p95 {percentile(floor, 95):.2f} ms  "
+        "(the same five queries, bare driver)"
+    )
+    print(f"{engine}: ratio     {median / floor_median:.2f}x the floor")
+
+
 def main() -> None:
     args = parse_args(__doc__.splitlines()[0], [("--compiles", {"type": int, "default": COMPILES})])
     engine = setup_django(args.database_url, "compile")
@@ -204,6 +302,7 @@ def main() -> None:
         f"{engine}: floor     median {floor_median:.2f} ms  p95 {percentile(floor, 95):.2f} ms  (bare driver)"
     )
     print(f"{engine}: ratio     {orm_median / floor_median:.2f}x the floor")
+    task_scenario(engine, project, picks)
 
 
 if __name__ == "__main__":

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from django import forms
 from django.contrib import admin
 from django.http import HttpRequest
 
+from ledger.context import BUDGET_LIMITS, budget_problems
 from ledger.models import (
     Agent,
     AgentMemory,
@@ -46,8 +48,34 @@ class MembershipInline(admin.TabularInline):
     autocomplete_fields = ["user"]
 
 
+class ProjectForm(forms.ModelForm):
+    """A project's settings; its context budgets are checked here, where a person can fix them (the
+    compiler ignores an invalid one)."""
+
+    class Meta:
+        model = Project
+        fields = ["context_budgets"]  # the admin adds the rest of the project's fields
+        help_texts = {
+            "context_budgets": (
+                "Token budgets of this project's context blocks, any of "
+                + ", ".join(f"{key} (0-{limit})" for key, limit in BUDGET_LIMITS.items())
+                + ', for example {"relevant": 1500, "session": 800}. Unset ones come from the settings.'
+            )
+        }
+
+    def clean_context_budgets(self) -> Any:
+        value = self.cleaned_data.get("context_budgets")
+        if value in (None, ""):
+            return {}
+        problems = budget_problems(value)
+        if problems:
+            raise forms.ValidationError(problems)
+        return value
+
+
 @admin.register(Project)
 class ProjectAdmin(NoDeleteAdmin):
+    form = ProjectForm
     list_display = ["slug", "name", "workspace", "coordinator_agent", "exported_at", "export_error_at"]
     search_fields = ["slug", "name"]
     readonly_fields = ["export_error", "export_error_at", "exported_at", "created_at", "updated_at"]

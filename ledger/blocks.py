@@ -9,8 +9,8 @@ or a `**Label:**` line of ours.
 
 from __future__ import annotations
 
-from ledger.models import Decision, MemoryType, Session
-from ledger.untrusted import block, one_line
+from ledger.models import Decision, MemoryType, Session, Source
+from ledger.untrusted import block, clean, one_line
 
 
 def decision_block(decision: Decision) -> str:
@@ -55,3 +55,43 @@ def memory_line(*, type_: str, content: str, own: bool, agent_name: str) -> str:
     else:
         label = f"{type_} from {one_line(agent_name)}"
     return f"- [{label}] {block(content)}"
+
+
+def relevant_memory_line(*, type_: str, content: str, own: bool, agent_name: str, source: str) -> str:
+    """One memory under '## Relevant Past Knowledge': `[session summary]` for a closed session's
+    summary, `[core]` or its type for the agent's own, `[type from Name]` for another agent's."""
+    if source == Source.SESSION_SUMMARY:
+        label = "session summary" if own else f"session summary from {one_line(agent_name)}"
+    elif own:
+        label = "core" if type_ == MemoryType.CORE_CONTEXT else type_
+    else:
+        label = f"{type_} from {one_line(agent_name)}"
+    return f"- [{label}] {block(content)}"
+
+
+def episode_line(*, outcome: str, tried: str, difficulties: str, feedback: str) -> str:
+    """One of the agent's own past runs under '## Relevant Past Knowledge': what it tried on the item's
+    line, then its difficulties and its own feedback, each on an indented line of its own whose
+    further lines are indented deeper."""
+    lines = [f"- [episode, {one_line(outcome)}] {block(tried, indent='    ')}"]
+    difficulties = block(difficulties, indent="    ")
+    if difficulties:
+        lines.append(f"  Difficulties: {difficulties}")
+    feedback = block(feedback, indent="    ")
+    if feedback:
+        lines.append(f"  Feedback: {feedback}")
+    return "\n".join(lines)
+
+
+def session_block_cut(session: Session, left_out: int) -> str:
+    """The body of '## Current Session' with the summary's first (oldest) `left_out` non-blank lines
+    left out and a note saying how many; the focus and the active issues stay whole."""
+    if left_out <= 0:
+        return session_block(session)
+    summary = [line for line in clean(session.summary).split("\n") if line.strip()]
+    kept = Session(focus_area=session.focus_area, active_issues=session.active_issues, summary="")
+    lines = [session_block(kept)] if session_block(kept) else []
+    note = f"**Summary:** ({min(left_out, len(summary))} earlier lines left out)"
+    rest = block("\n".join(summary[left_out:]))
+    lines.append(note + ("\n  " + rest if rest else ""))
+    return "\n".join(lines)

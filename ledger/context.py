@@ -1,26 +1,36 @@
 """The context compiler (docs/compiler.md): what an agent is told before each turn.
 
-Three layers, in this order:
+Four layers, in this order:
 
 1. **Boundaries**: active `architectural` and `scope` decisions, oldest first, always whole.
 2. **Memory**: the agent's own `core_context` memories (any importance) and `high` importance
-   `learning` / `pattern` memories that are its own or tagged `cross-team`; active only; ordered by
+   `learning` / `pattern` memories that are its own or tagged `cross-team`; active and not expired; ordered by
    importance, then newest first (id breaks ties). Taken in that order while fewer than `max_items`
    are taken and their tokens fit `max_tokens`; one that does not fit is skipped and the next is tried.
-3. **Current session**: the open session's focus, active issues and summary.
+3. **Relevant past knowledge**, only for a `task`: the memories the agent may read (its own and the
+   cross-team ones, and every closed session's summary), live and not already in the memory layer, and
+   the agent's own episodes, that best match the task. The full-text index gives each candidate a text
+   score; `ledger.relevance.blend` weighs it with importance, recency and source; the best are taken
+   while their tokens fit the layer's budget.
+4. **Current session**: the open session's focus, active issues and summary, cut to its budget by
+   leaving out the summary's oldest lines.
 
-Token budget. Every row stores its token count when it is written (`ledger.tokens`): a memory the
-tokens of its content, a decision those of its block, a session those of its block. The memory
-budget (`max_tokens`) is spent on memory contents; boundaries are never cut. The reported `tokens`
-are the sums of those stored counts (headings and labels are not counted); nothing stored is
-tokenised again here.
+Budgets. Each layer but the boundaries has a token budget (`Budgets`): from the request, else the
+project's `context_budgets`, else the settings. A project's value that is not valid is ignored and
+logged (`budget_problems` says why; the admin refuses it). Every row stores its token count when it
+is written (`ledger.tokens`): a memory the tokens of its content, an episode those of its text, a
+decision those of its block, a session those of its block. The reported `tokens` are the sums of
+those stored counts (headings and labels are not counted); nothing stored is tokenised again here,
+but for a session block that had to be cut, whose cut form is counted.
 
 Cost. A compile makes a fixed number of queries whatever the size of the ledger: one for the
-boundaries, one each for the agent's own and the cross-team memory candidates (read in order, a page
-at a time, stopping as soon as `max_items` are taken; a second page is read only when a whole page of
-candidates had to be skipped for the budget), one for the open session, and, with a `run_id`, the
-audit record (an insert and one for each non-empty list of included rows). Each query is served by
-an index named in `ledger.models`.
+boundaries, one for the memory candidates (the agent's own and the cross-team ones, each read in
+order a page at a time, stopping as soon as `max_items` are taken; a second page is read only when a
+whole page of candidates had to be skipped for the budget), one for the open session, and, with a
+task, two for the relevant layer (memories, episodes: each the best `RELEVANT_CANDIDATES` by text
+score, found through the full-text index). With a `run_id`, the audit record adds an insert and one
+for each non-empty list of included rows. Each query is served by an index named in
+`ledger.models` or by the full-text index (`ledger.search`).
 
 Untrusted text. Every value an agent wrote or a file brought in is shaped by `ledger.untrusted`:
 titles, agent names and active issues are one line; contents, rationales, the focus and the summary
@@ -28,6 +38,9 @@ are blocks whose further lines are indented under their item, and no line of the
 heading, a quote or a `**Label:**` line. Invisible and direction-changing characters are left out of
 the text; the ledger keeps what was sent. A decision or session whose stored tokens were counted
 before this rendering keeps that count until it is next written.
+
+Recency depends on the time of the compile (`now`, by default the current time): the same ledger
+and the same `now` give the same bytes.
 
 Fail-open: any error is logged and the caller gets `text=None` with `error` set; a run never fails
 because its context could not be compiled.
@@ -38,30 +51,120 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 from django.conf import settings
 from django.db import connection
+from django.utils import timezone
+from django.utils.dateparse import parse_datetime
 
-from ledger.blocks import decision_text, memory_line, session_block
-from ledger.models import (
-    Project,
-    Session,
+from ledger.blocks import (
+    decision_text,
+    episode_line,
+    memory_line,
+    relevant_memory_line,
+    session_block,
+    session_block_cut,
 )
+from ledger.models import Project, Session, Source
+from ledger.relevance import blend, fts5_any, task_words, tsquery_any
 from ledger.services import compilation_record
+from ledger.tokens import count_tokens
+from ledger.untrusted import clean
 from ledger.values import InvalidValue, agent_key
 
 logger = logging.getLogger("canon.context")
+
+# The source an episode is weighed as (`ledger.lifecycle.source_weight`, CANON_MEMORY_SOURCE_WEIGHTS).
+EPISODE = "episode"
 
 BOUNDARIES_HEADING = (
     "## Boundaries and Decisions\n"
     "> These are non-negotiable team boundaries. They take precedence over all other context."
 )
 MEMORY_HEADING = "## Memory"
+RELEVANT_HEADING = "## Relevant Past Knowledge"
 SESSION_HEADING = "## Current Session"
 MAX_ITEMS_LIMIT = 200
 MAX_TOKENS_LIMIT = 100_000
+TASK_MAX_LENGTH = 2_000
+# How many candidates of each kind (memories, episodes) the relevant layer reads, best text score first.
+RELEVANT_CANDIDATES = 50
+# The budgets a project may set in `context_budgets`, and the largest value of each.
+BUDGET_LIMITS = {
+    "max_items": MAX_ITEMS_LIMIT,
+    "memory": MAX_TOKENS_LIMIT,
+    "relevant": MAX_TOKENS_LIMIT,
+    "session": MAX_TOKENS_LIMIT,
+}
+
+
+# ---------------------------------------------------------------------------------------------
+# Budgets
+
+
+@dataclass(frozen=True)
+class Budgets:
+    """What each layer may spend: `max_items` memories and `memory` tokens in the memory layer,
+    `relevant` tokens in the relevant layer, `session` tokens in the session layer."""
+
+    max_items: int
+    memory: int
+    relevant: int
+    session: int
+
+    def as_dict(self) -> dict[str, int]:
+        return asdict(self)
+
+
+def budget_problems(value: object) -> list[str]:
+    """What is wrong with a project's `context_budgets`, one message per key (none: it is valid).
+
+    It is an object whose keys are any of `BUDGET_LIMITS`, each a whole number from 0 to its limit.
+    """
+    if not isinstance(value, dict):
+        return ['must be an object such as {"relevant": 1500}']
+    problems = []
+    for key, number in value.items():
+        if key not in BUDGET_LIMITS:
+            problems.append(f"{key!r} is not a budget; use {', '.join(BUDGET_LIMITS)}")
+        elif isinstance(number, bool) or not isinstance(number, int):
+            problems.append(f"{key} must be a whole number, not {number!r}")
+        elif not 0 <= number <= BUDGET_LIMITS[key]:
+            problems.append(f"{key} must be between 0 and {BUDGET_LIMITS[key]}")
+    return problems
+
+
+def budgets_for(
+    project: Project,
+    *,
+    max_items: int | None = None,
+    max_tokens: int | None = None,
+    relevant_tokens: int | None = None,
+    session_tokens: int | None = None,
+) -> Budgets:
+    """The budgets of one compile: each from the request when given, else from the project's
+    `context_budgets`, else from the settings. A project's value that is not valid is left out (and
+    logged): the compile goes on with the setting."""
+    own = project.context_budgets if isinstance(project.context_budgets, dict) else {}
+    problems = budget_problems(project.context_budgets)
+    if problems:
+        logger.warning(
+            "project %s: context_budgets ignored where invalid: %s", project.slug, "; ".join(problems)
+        )
+    valid = {key: own[key] for key in BUDGET_LIMITS if key in own and not budget_problems({key: own[key]})}
+
+    def pick(requested: int | None, key: str, default: int) -> int:
+        return requested if requested is not None else valid.get(key, default)
+
+    return Budgets(
+        max_items=pick(max_items, "max_items", settings.CANON_CONTEXT_MAX_ITEMS),
+        memory=pick(max_tokens, "memory", settings.CANON_CONTEXT_MAX_TOKENS),
+        relevant=pick(relevant_tokens, "relevant", settings.CANON_CONTEXT_RELEVANT_TOKENS),
+        session=pick(session_tokens, "session", settings.CANON_CONTEXT_SESSION_TOKENS),
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -70,11 +173,23 @@ MAX_TOKENS_LIMIT = 100_000
 
 @dataclass
 class Layer:
+    """What one layer holds: its tokens, the ids of its rows in block order, and its budget (None: the
+    layer is never cut). The relevant layer also lists its episodes; the session layer says how many of
+    the summary's lines it left out."""
+
     tokens: int = 0
     ids: list[int] = field(default_factory=list)
+    budget: int | None = None
+    episodes: list[int] | None = None
+    cut: int | None = None
 
     def as_dict(self) -> dict[str, Any]:
-        return {"tokens": self.tokens, "ids": list(self.ids)}
+        body: dict[str, Any] = {"tokens": self.tokens, "ids": list(self.ids), "budget": self.budget}
+        if self.episodes is not None:
+            body["episodes"] = list(self.episodes)
+        if self.cut is not None:
+            body["cut"] = self.cut
+        return body
 
 
 @dataclass
@@ -84,7 +199,8 @@ class CompiledContext:
     sha256: str | None = None
     boundaries: Layer = field(default_factory=Layer)
     memory: Layer = field(default_factory=Layer)
-    session: Layer = field(default_factory=Layer)
+    relevant: Layer = field(default_factory=lambda: Layer(episodes=[]))
+    session: Layer = field(default_factory=lambda: Layer(cut=0))
     skipped: list[int] = field(default_factory=list)
     error: str | None = None
     compilation_id: int | None = None
@@ -93,6 +209,7 @@ class CompiledContext:
         return {
             "boundaries": self.boundaries.as_dict(),
             "memory": self.memory.as_dict(),
+            "relevant": self.relevant.as_dict(),
             "session": self.session.as_dict(),
         }
 
@@ -116,16 +233,32 @@ def compile(
     max_items: int | None = None,
     max_tokens: int | None = None,
     run_id: str | None = None,
+    *,
+    task: str | None = None,
+    relevant_tokens: int | None = None,
+    session_tokens: int | None = None,
+    now: datetime | None = None,
 ) -> CompiledContext:
     """The context block for `agent` (any case), or `text=None` when every layer is empty.
 
-    `child=True` (a child worker) gets the boundaries layer only. Never raises: errors come back
-    as `text=None` with `error` set, and are logged.
+    `child=True` (a child worker) gets the boundaries layer only. A `task` (not blank) adds the
+    relevant-knowledge layer; without one the block is exactly what it was before that layer existed.
+    Budgets left None come from the project, then the settings (`budgets_for`). `now` is the time
+    recency is measured at (default: the current time). Never raises: errors come back as
+    `text=None` with `error` set, and are logged.
     """
     try:
-        items = settings.CANON_CONTEXT_MAX_ITEMS if max_items is None else max_items
-        budget = settings.CANON_CONTEXT_MAX_TOKENS if max_tokens is None else max_tokens
-        result = _compile(project, agent_key(agent), child=child, max_items=items, max_tokens=budget)
+        budgets = budgets_for(
+            project,
+            max_items=max_items,
+            max_tokens=max_tokens,
+            relevant_tokens=relevant_tokens,
+            session_tokens=session_tokens,
+        )
+        task = (task or "").strip()
+        result = _compile(
+            project, agent_key(agent), child=child, budgets=budgets, task=task, now=now or timezone.now()
+        )
         if run_id:
             result.compilation_id = compilation_record(
                 project=project,
@@ -137,10 +270,13 @@ def compile(
                 tokens=result.tokens,
                 layers=result.layers(),
                 decision_ids=result.boundaries.ids,
-                memory_ids=result.memory.ids,
+                memory_ids=result.memory.ids + result.relevant.ids,
+                episode_ids=result.relevant.episodes or [],
                 skipped_ids=result.skipped,
-                max_items=items,
-                max_tokens=budget,
+                max_items=budgets.max_items,
+                max_tokens=budgets.memory,
+                task=task,
+                budgets=budgets.as_dict(),
             ).pk
         return result
     except Exception as exc:
@@ -174,7 +310,7 @@ SELECT id, type, content, tokens, agent_key, agent_name FROM (
            a.key AS agent_key, a.name AS agent_name
     FROM ledger_agentmemory m JOIN ledger_agent a ON a.id = m.agent_id
     WHERE m.agent_id = (SELECT id FROM ledger_agent WHERE project_id = %%s AND key = %%s)
-      AND m.status = 'active'
+      AND m.status = 'active' AND (m.expires_at IS NULL OR m.expires_at > %%s)
       AND (m.type = 'core_context' OR (m.type IN ('learning', 'pattern') AND m.importance_rank = 0))
     ORDER BY m.importance_rank, m.created_at DESC, m.id DESC
     LIMIT %(limit)s
@@ -185,6 +321,7 @@ SELECT id, type, content, tokens, agent_key, agent_name FROM (
            a.key AS agent_key, a.name AS agent_name
     FROM ledger_agentmemory m JOIN ledger_agent a ON a.id = m.agent_id
     WHERE m.project_id = %%s AND m.status = 'active' AND m.cross_team AND m.importance_rank = 0
+      AND (m.expires_at IS NULL OR m.expires_at > %%s)
       AND m.type IN ('learning', 'pattern') AND a.key <> %%s
     ORDER BY m.importance_rank, m.created_at DESC, m.id DESC
     LIMIT %(limit)s
@@ -198,9 +335,70 @@ SELECT id, focus_area, active_issues, summary, tokens FROM ledger_session
 WHERE project_id = %s AND ended_at IS NULL
 """
 
+# The relevant layer's candidates, best text score first (higher is better on both engines), at most
+# RELEVANT_CANDIDATES of each kind. Memories: the project's live ones the agent may read (its own, the
+# cross-team ones, every closed session's summary); episodes: the agent's own. The text score is BM25
+# on SQLite, found through the FTS5 table beside each table (the match drives the read: only matching
+# rows are looked up, by id), and ts_rank_cd on PostgreSQL, found through the GIN index of
+# `search_vector`. Parameters: the FTS query, the project, the agent's key (episodes: the project
+# again first), `now` for memories' expiry, the limit.
+RELEVANT_MEMORY_SQL = {
+    "sqlite": """
+SELECT m.id, m.type, m.content, m.tokens, m.source, m.pinned, m.importance_rank, m.created_at,
+       a.key, a.name, s.score
+FROM (SELECT rowid AS id, -bm25(ledger_memory_fts, 1.0, 0.5) AS score
+      FROM ledger_memory_fts WHERE ledger_memory_fts MATCH %s) s
+JOIN ledger_agentmemory m ON m.id = s.id
+JOIN ledger_agent a ON a.id = m.agent_id
+WHERE m.project_id = %s AND (a.key = %s OR m.cross_team OR m.source = 'session_summary')
+  AND m.status = 'active' AND (m.expires_at IS NULL OR m.expires_at > %s)
+ORDER BY s.score DESC, m.id DESC
+LIMIT %s
+""",
+    "postgresql": """
+SELECT m.id, m.type, m.content, m.tokens, m.source, m.pinned, m.importance_rank, m.created_at,
+       a.key, a.name, ts_rank_cd(m.search_vector, q.query) AS score
+FROM ledger_agentmemory m
+JOIN ledger_agent a ON a.id = m.agent_id
+CROSS JOIN (SELECT to_tsquery('english', %s) AS query) q
+WHERE m.search_vector @@ q.query
+  AND m.project_id = %s AND (a.key = %s OR m.cross_team OR m.source = 'session_summary')
+  AND m.status = 'active' AND (m.expires_at IS NULL OR m.expires_at > %s)
+ORDER BY score DESC, m.id DESC
+LIMIT %s
+""",
+}
+RELEVANT_EPISODE_SQL = {
+    "sqlite": """
+SELECT e.id, e.outcome, e.tried, e.difficulties, e.feedback, e.tokens, e.created_at, s.score
+FROM (SELECT rowid AS id, -bm25(ledger_episode_fts, 1.0, 1.0, 1.0, 0.5) AS score
+      FROM ledger_episode_fts WHERE ledger_episode_fts MATCH %s) s
+JOIN ledger_episode e ON e.id = s.id
+JOIN ledger_agent a ON a.id = e.agent_id
+WHERE e.project_id = %s AND a.project_id = %s AND a.key = %s
+ORDER BY s.score DESC, e.id DESC
+LIMIT %s
+""",
+    "postgresql": """
+SELECT e.id, e.outcome, e.tried, e.difficulties, e.feedback, e.tokens, e.created_at,
+       ts_rank_cd(e.search_vector, q.query) AS score
+FROM ledger_episode e
+JOIN ledger_agent a ON a.id = e.agent_id
+CROSS JOIN (SELECT to_tsquery('english', %s) AS query) q
+WHERE e.search_vector @@ q.query AND e.project_id = %s AND a.project_id = %s AND a.key = %s
+ORDER BY score DESC, e.id DESC
+LIMIT %s
+""",
+}
 
-def _compile(project: Project, key: str, *, child: bool, max_items: int, max_tokens: int) -> CompiledContext:
+
+def _compile(
+    project: Project, key: str, *, child: bool, budgets: Budgets, task: str, now: datetime
+) -> CompiledContext:
     result = CompiledContext(text=None)
+    result.memory.budget = budgets.memory
+    result.relevant.budget = budgets.relevant
+    result.session.budget = budgets.session
     sections: list[str] = []
     with connection.cursor() as cursor:
         cursor.execute(BOUNDARIES_SQL, [project.pk])
@@ -213,32 +411,43 @@ def _compile(project: Project, key: str, *, child: bool, max_items: int, max_tok
             sections.append(BOUNDARIES_HEADING + "\n\n" + "\n\n".join(blocks))
 
         if not child:
-            lines = _select_memories(cursor, project, key, result, max_items=max_items, max_tokens=max_tokens)
+            lines = _select_memories(
+                cursor, project, key, result, max_items=budgets.max_items, max_tokens=budgets.memory, now=now
+            )
             if lines:
                 sections.append(MEMORY_HEADING + "\n" + "\n".join(lines))
+            words = task_words(task) if task else []
+            if words and budgets.relevant > 0:
+                lines = _select_relevant(
+                    cursor, project, key, result, words=words, budget=budgets.relevant, now=now
+                )
+                if lines:
+                    sections.append(RELEVANT_HEADING + "\n" + "\n".join(lines))
             cursor.execute(SESSION_SQL, [project.pk])
             row = cursor.fetchone()
-            if row is not None:
-                pk, focus_area, active_issues, summary, tokens = row
-                if isinstance(active_issues, str):
-                    active_issues = json.loads(active_issues)
-                body = session_block(
-                    Session(focus_area=focus_area, active_issues=active_issues, summary=summary)
-                )
+            if row is not None and budgets.session > 0:
+                body = _session(row, result, budget=budgets.session)
                 if body:
                     sections.append(SESSION_HEADING + "\n" + body)
-                    result.session.ids.append(pk)
-                    result.session.tokens = tokens
 
     if sections:
         result.text = "\n\n".join(sections) + "\n"
         result.sha256 = hashlib.sha256(result.text.encode("utf-8")).hexdigest()
-        result.tokens = result.boundaries.tokens + result.memory.tokens + result.session.tokens
+        result.tokens = (
+            result.boundaries.tokens + result.memory.tokens + result.relevant.tokens + result.session.tokens
+        )
     return result
 
 
 def _select_memories(
-    cursor: Any, project: Project, key: str, result: CompiledContext, *, max_items: int, max_tokens: int
+    cursor: Any,
+    project: Project,
+    key: str,
+    result: CompiledContext,
+    *,
+    max_items: int,
+    max_tokens: int,
+    now: datetime,
 ) -> list[str]:
     """Take candidates in order while fewer than `max_items` are taken; skip what does not fit.
 
@@ -249,7 +458,7 @@ def _select_memories(
         return []
     limit = max(2 * max_items, 50)
     while True:
-        cursor.execute(MEMORY_SQL % {"limit": limit}, [project.pk, key, project.pk, key])
+        cursor.execute(MEMORY_SQL % {"limit": limit}, [project.pk, key, now, project.pk, now, key])
         rows = cursor.fetchall()
         lines: list[str] = []
         taken: list[int] = []
@@ -271,3 +480,119 @@ def _select_memories(
         limit *= 4
     result.memory.ids, result.memory.tokens, result.skipped = taken, spent, skipped
     return lines
+
+
+@dataclass(frozen=True)
+class _Candidate:
+    """One row the relevant layer may take: its blended score, its line, its tokens, and its id as a
+    memory or as an episode."""
+
+    score: float
+    line: str
+    tokens: int
+    memory_id: int | None = None
+    episode_id: int | None = None
+
+
+def _aware(value: Any) -> datetime:
+    """A timestamp as the cursor gives it (SQLite: text, or a naive UTC datetime), made aware."""
+    moment = parse_datetime(value) if isinstance(value, str) else value
+    if moment is None:
+        raise ValueError(f"not a timestamp: {value!r}")
+    return moment if timezone.is_aware(moment) else moment.replace(tzinfo=UTC)
+
+
+def _select_relevant(
+    cursor: Any,
+    project: Project,
+    key: str,
+    result: CompiledContext,
+    *,
+    words: list[str],
+    budget: int,
+    now: datetime,
+) -> list[str]:
+    """The relevant layer's lines, best blended score first, taken while their tokens fit `budget` (one
+    that does not fit is passed over). Two queries: the memory candidates and the episode candidates."""
+    vendor = "postgresql" if connection.vendor == "postgresql" else "sqlite"
+    query = tsquery_any(words) if vendor == "postgresql" else fts5_any(words)
+    in_memory_layer = set(result.memory.ids)
+    limit = RELEVANT_CANDIDATES + len(in_memory_layer)
+    expiry = connection.ops.adapt_datetimefield_value(now)
+    cursor.execute(RELEVANT_MEMORY_SQL[vendor], [query, project.pk, key, expiry, limit])
+    memories = [row for row in cursor.fetchall() if row[0] not in in_memory_layer][:RELEVANT_CANDIDATES]
+    cursor.execute(RELEVANT_EPISODE_SQL[vendor], [query, project.pk, project.pk, key, RELEVANT_CANDIDATES])
+    episodes = cursor.fetchall()
+
+    best = max([float(row[-1]) for row in memories] + [float(row[-1]) for row in episodes], default=0.0)
+    candidates: list[_Candidate] = []
+    for pk, type_, content, tokens, source, pinned, rank, created_at, row_key, name, text in memories:
+        age = (now - _aware(created_at)).total_seconds()
+        score = blend(
+            float(text), best, importance_rank=rank, source=source, age_seconds=age, pinned=bool(pinned)
+        )
+        line = relevant_memory_line(
+            type_=type_, content=content, own=row_key == key, agent_name=name, source=source
+        )
+        candidates.append(_Candidate(score, line, tokens, memory_id=pk))
+    for pk, outcome, tried, difficulties, feedback, tokens, created_at, text in episodes:
+        age = (now - _aware(created_at)).total_seconds()
+        # An episode has no importance (it counts as high) and ages as an agent's own memory does.
+        score = blend(
+            float(text), best, importance_rank=0, source=EPISODE, age_seconds=age, decays_as=Source.AGENT
+        )
+        line = episode_line(outcome=outcome, tried=tried, difficulties=difficulties, feedback=feedback)
+        candidates.append(_Candidate(score, line, tokens, episode_id=pk))
+    # Best first; equal scores: memories before episodes, then the newer row (the higher id).
+    candidates.sort(key=lambda c: (-c.score, c.memory_id is None, -(c.memory_id or c.episode_id or 0)))
+
+    lines: list[str] = []
+    layer = result.relevant
+    layer.episodes = []
+    for candidate in candidates:
+        if layer.tokens + candidate.tokens > budget:
+            continue
+        layer.tokens += candidate.tokens
+        lines.append(candidate.line)
+        if candidate.memory_id is not None:
+            layer.ids.append(candidate.memory_id)
+        else:
+            layer.episodes.append(candidate.episode_id or 0)
+    return lines
+
+
+def _session(row: tuple[Any, ...], result: CompiledContext, *, budget: int) -> str:
+    """The open session's block within `budget` tokens: whole when its stored count fits; else the
+    summary's oldest lines are left out, as few as needed (the cut block is counted), with a note. The
+    focus and the active issues are never cut, so a block of those alone may stay over the budget."""
+    pk, focus_area, active_issues, summary, tokens = row
+    if isinstance(active_issues, str):
+        active_issues = json.loads(active_issues)
+    session = Session(focus_area=focus_area, active_issues=active_issues, summary=summary)
+    body = session_block(session)
+    if not body:
+        return ""
+    result.session.ids.append(pk)
+    if tokens <= budget:
+        result.session.tokens = tokens
+        return body
+    lines = sum(1 for line in clean(summary).split("\n") if line.strip())
+    if lines == 0:  # nothing to cut: the focus and the issues stay whole, over the budget
+        result.session.tokens = tokens
+        return body
+    # The fewest oldest lines to leave out, found by halving: leaving out more never costs more. When
+    # even leaving out every line does not fit, every line is left out.
+    low, high = 1, lines
+    best_body = session_block_cut(session, high)
+    best_tokens = count_tokens(best_body)
+    while low < high:
+        middle = (low + high) // 2
+        candidate = session_block_cut(session, middle)
+        counted = count_tokens(candidate)
+        if counted <= budget:
+            high, best_body, best_tokens = middle, candidate, counted
+        else:
+            low = middle + 1
+    result.session.tokens = best_tokens
+    result.session.cut = high
+    return best_body

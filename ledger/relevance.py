@@ -8,6 +8,11 @@ comes first. Equal scores go to the more important memory, then the newer one.
 
 The search itself is the caller's (`search(rows, term)`, best first), so the same fusion serves a
 substring match today and a ranked full-text search later.
+
+The compiler's relevant-knowledge layer (`ledger.context`, docs/compiler.md) asks the full-text index
+once for all the task's words (`task_words`, any of them may match: `fts5_any`, `tsquery_any`) and
+weighs each candidate's text score with what else is known of it (`blend`): importance, recency
+(`ledger.lifecycle.decay`) and source (`ledger.lifecycle.source_weight`).
 """
 
 from __future__ import annotations
@@ -18,8 +23,10 @@ from dataclasses import dataclass
 
 from django.db.models import QuerySet
 
+from ledger.lifecycle import decay, source_weight
 from ledger.models import AgentMemory
 from ledger.search import STOP_WORDS as SEARCH_STOP_WORDS
+from ledger.search import terms as search_terms
 
 # Reciprocal rank fusion's damping constant (Cormack, Clarke & Büttcher, 2009): a row's score from
 # one ranking is 1 / (RRF_K + rank), so the top of each ranking counts a little more than the rest.
@@ -85,3 +92,50 @@ def rank_by_task(
         key=lambda f: (-f.score, f.memory.importance_rank, -f.memory.created_at.timestamp(), -f.memory.pk),
     )
     return [f.memory for f in ordered[:k]]
+
+
+# --- The compiler's relevant-knowledge layer ---
+
+# At most this many of a task's words are searched: a long task's first words name its topic, and the
+# index's work grows with every word.
+MAX_TASK_WORDS = 16
+# What a memory's importance (its `importance_rank`: high, medium, low) multiplies its score by. An
+# episode has no importance: it counts as high.
+IMPORTANCE_WEIGHTS = (1.0, 0.75, 0.5)
+
+
+def task_words(task: str) -> list[str]:
+    """The words of `task` the full-text index is asked for: its content words (`task_terms`) cut the
+    way the index cuts text (`ledger.search.terms`: letters and digits only), each once, at most
+    `MAX_TASK_WORDS`."""
+    return search_terms(" ".join(task_terms(task)))[:MAX_TASK_WORDS]
+
+
+def fts5_any(words: list[str]) -> str:
+    """An FTS5 query matching a row with any of `words`, each quoted (a word holds no quote)."""
+    return " OR ".join(f'"{word}"' for word in words)
+
+
+def tsquery_any(words: list[str]) -> str:
+    """A `to_tsquery` text matching a row with any of `words`, each quoted as one lexeme."""
+    return " | ".join(f"'{word}'" for word in words)
+
+
+def blend(
+    text: float,
+    best: float,
+    *,
+    importance_rank: int,
+    source: str,
+    age_seconds: float,
+    pinned: bool = False,
+    decays_as: str | None = None,
+) -> float:
+    """A candidate's place in the relevant layer: its text score as a share of the best candidate's,
+    times its importance weight, its recency (`decay` with the half-life of `decays_as`, by default its
+    source; a coordinator's or a pinned memory never decays) and its source's weight (`source_weight`).
+    Higher is better."""
+    share = text / best if best > 0 else 0.0
+    importance = IMPORTANCE_WEIGHTS[min(max(importance_rank, 0), len(IMPORTANCE_WEIGHTS) - 1)]
+    recency = decay(decays_as or source, age_seconds, pinned=pinned)
+    return share * importance * recency * source_weight(source)

@@ -37,9 +37,18 @@ import unicodedata
 from ledger.values import text_skeleton
 
 # Canon's own headings (`ledger.context`); a line of untrusted text naming one is flagged.
-COMPILER_HEADINGS = ("Boundaries and Decisions", "Memory", "Current Session")
+COMPILER_HEADINGS = ("Boundaries and Decisions", "Memory", "Relevant Past Knowledge", "Current Session")
 # Canon's own labels; a line of untrusted text starting with one is flagged.
-COMPILER_LABELS = ("Type:", "Decided by:", "Rationale:", "Focus:", "Active issues:", "Summary:")
+COMPILER_LABELS = (
+    "Type:",
+    "Decided by:",
+    "Rationale:",
+    "Focus:",
+    "Active issues:",
+    "Summary:",
+    "Difficulties:",
+    "Feedback:",
+)
 
 INVISIBLE = "invisible characters"
 BIDI = "bidi controls"

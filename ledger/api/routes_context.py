@@ -18,12 +18,22 @@ from ledger.values import InvalidValue, agent_key
 class LayerOut(Schema):
     tokens: int
     ids: list[int]
+    budget: int | None
+
+
+class RelevantLayerOut(LayerOut):
+    episodes: list[int]
+
+
+class SessionLayerOut(LayerOut):
+    cut: int
 
 
 class LayersOut(Schema):
     boundaries: LayerOut
     memory: LayerOut
-    session: LayerOut
+    relevant: RelevantLayerOut
+    session: SessionLayerOut
 
 
 class ContextOut(Schema):
@@ -50,14 +60,28 @@ def get_context(
     max_items: int | None = query_param(minimum=0, maximum=context.MAX_ITEMS_LIMIT),
     max_tokens: int | None = query_param(minimum=0, maximum=context.MAX_TOKENS_LIMIT),
     run_id: str | None = query_param(maxLength=RUN_ID_MAX_LENGTH),
+    task: str | None = query_param(maxLength=context.TASK_MAX_LENGTH),
+    relevant_tokens: int | None = query_param(minimum=0, maximum=context.MAX_TOKENS_LIMIT),
+    session_tokens: int | None = query_param(minimum=0, maximum=context.MAX_TOKENS_LIMIT),
 ) -> dict[str, Any]:
-    """The context block for `agent`: boundaries, then budgeted memories, then the current session.
+    """The context block for `agent`: boundaries, then budgeted memories, then, with a `task`, the
+    past knowledge most relevant to it, then the current session.
 
     An agent token may ask only for itself; a coordinator for any agent. With `run_id` the
     compilation is recorded. Never a 500: on an internal error `text` is null and `error` says why.
     """
     caller = project_caller(request, project)
-    return context_for(caller, agent, child=child, max_items=max_items, max_tokens=max_tokens, run_id=run_id)
+    return context_for(
+        caller,
+        agent,
+        child=child,
+        max_items=max_items,
+        max_tokens=max_tokens,
+        run_id=run_id,
+        task=task,
+        relevant_tokens=relevant_tokens,
+        session_tokens=session_tokens,
+    )
 
 
 def context_for(
@@ -68,6 +92,9 @@ def context_for(
     max_items: int | None = None,
     max_tokens: int | None = None,
     run_id: str | None = None,
+    task: str | None = None,
+    relevant_tokens: int | None = None,
+    session_tokens: int | None = None,
 ) -> dict[str, Any]:
     """The compiled block for `agent` as `caller` may ask for it, each bound checked (400 naming it)."""
     try:
@@ -77,6 +104,8 @@ def context_for(
     caller.require_agent(agent, "agent")
     if run_id is not None and len(run_id) > RUN_ID_MAX_LENGTH:
         raise invalid("run_id", f"must be at most {RUN_ID_MAX_LENGTH} characters")
+    if task is not None and len(task) > context.TASK_MAX_LENGTH:
+        raise invalid("task", f"must be at most {context.TASK_MAX_LENGTH} characters")
     result = context.compile(
         caller.project,
         agent,
@@ -84,5 +113,8 @@ def context_for(
         max_items=_bounded("max_items", max_items, context.MAX_ITEMS_LIMIT),
         max_tokens=_bounded("max_tokens", max_tokens, context.MAX_TOKENS_LIMIT),
         run_id=run_id or None,
+        task=task,
+        relevant_tokens=_bounded("relevant_tokens", relevant_tokens, context.MAX_TOKENS_LIMIT),
+        session_tokens=_bounded("session_tokens", session_tokens, context.MAX_TOKENS_LIMIT),
     )
     return result.as_dict()

@@ -146,6 +146,8 @@ class MemoryQuery(Schema):
     q: str | None = _filter()
     importance: str | None = _choice(MemoryFilter, "importance")
     status: str | None = _choice(MemoryFilter, "status")
+    expired: str | None = _choice(MemoryFilter, "expired")
+    similar: bool | None = None
 
 
 # One agent's memories: the agent is in the path.
@@ -153,6 +155,8 @@ class AgentMemoryQuery(Schema):
     type: str | None = _choice(MemoryFilter, "type")
     importance: str | None = _choice(MemoryFilter, "importance")
     status: str | None = _choice(MemoryFilter, "status")
+    expired: str | None = _choice(MemoryFilter, "expired")
+    similar: bool | None = None
 
 
 class EpisodeQuery(Schema):
@@ -240,13 +244,25 @@ class MemoryIn(In):
     session_id: StrictStr = _field("", maxLength=SESSION_ID_MAX_LENGTH)
     # A coordinator's injected learning says what kind it is; an agent's memory has none.
     category: StrictStr = _field("", enum=["", *MemoryCategory.values])
+    # The id of an active memory this one corrects: it becomes `superseded` by the new one.
+    corrects: StrictInt | None = None
+    # Coordinators only: a pinned memory never expires.
+    pinned: StrictBool = False
 
 
 class MemoryPatchIn(In):
     content: StrictStr | None = _field(None, minLength=1, pattern=NOT_BLANK)
     importance: StrictStr | None = _field(None, enum=Importance.values)
     tags: Tags = None
-    status: StrictStr | None = _field(None, enum=MemoryStatus.values)
+    # `superseded` comes only with what supersedes it (a correction or a merge).
+    status: StrictStr | None = _field(None, enum=[MemoryStatus.ACTIVE, MemoryStatus.ARCHIVED])
+    # Coordinators only.
+    pinned: StrictBool | None = None
+
+
+class MemoryMergeIn(In):
+    # The memory kept: the flagged one, or the earlier one it repeats (`similar_to`).
+    keep: StrictInt
 
 
 class SessionIn(In):
@@ -379,8 +395,23 @@ class MemoryOut(Schema):
     content_sha256: str
     tokens: int
     status: str
+    pinned: bool
+    expires_at: datetime | None
+    expired: bool
+    superseded_by: int | None = Field(alias="superseded_by_id")
+    similar_to: int | None = Field(alias="similar_to_id")
+    similarity: int | None
     created_at: datetime
     updated_at: datetime
+
+
+class MemoryRecordedOut(MemoryOut):
+    """A recorded memory, and whether it was there already (the same content, kept once)."""
+
+    already_recorded: bool
+    # The memory already there had expired: its expiry started again.
+    renewed: bool
+    message: str
 
 
 class SessionOut(Schema):

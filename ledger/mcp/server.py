@@ -29,7 +29,7 @@ from ledger.api.routes_context import context_for
 from ledger.api.routes_decisions import decision_rows, project_decision
 from ledger.api.routes_episodes import episode_record_as, episode_rows
 from ledger.api.routes_inbox import entry_submit_as, inbox_rows
-from ledger.api.routes_memory import memory_record_as, memory_rows, visible_memory
+from ledger.api.routes_memory import memory_record_as, memory_rows, recorded_out, visible_memory
 from ledger.api.routes_mirror import ScribeIn, mirror_run_as, scribe_run_as
 from ledger.api.shapes import (
     AGENT_NAME,
@@ -57,7 +57,7 @@ from ledger.api.shapes import (
     SessionPatchIn,
     stated,
 )
-from ledger.context import MAX_ITEMS_LIMIT, MAX_TOKENS_LIMIT
+from ledger.context import MAX_ITEMS_LIMIT, MAX_TOKENS_LIMIT, TASK_MAX_LENGTH
 from ledger.filters import DecisionFilter, EpisodeFilter, InboxFilter, MemoryFilter
 from ledger.models import (
     DecisionType,
@@ -235,6 +235,13 @@ ImportanceIn = Annotated[str | None, _described("high, medium (default) or low",
 Content = Annotated[str, _described("the text itself, not blank", minLength=1, pattern=r"\S")]
 RunId = Annotated[str, Field(description="the run this comes from (optional)", max_length=RUN_ID_MAX_LENGTH)]
 MemoryTypeIn = Annotated[str, _described("the memory's type", enum=MemoryType.values)]
+Expired = Annotated[
+    str | None,
+    _described(
+        "expired memories: left out of the active list by default; true: only them, all: with the others",
+        enum=_choices(MemoryFilter, "expired"),
+    ),
+]
 StatusOf = {
     "inbox": _choices(InboxFilter, "status"),
     "decisions": _choices(DecisionFilter, "status"),
@@ -392,7 +399,10 @@ def build_server(caller_of: CallerOf) -> MCPServer:
 
     # Memory -----------------------------------------------------------------------------------
 
-    @tool("Record a memory for an agent; an agent's cross-team memory becomes an inbox proposal instead.")
+    @tool(
+        "Record a memory for an agent; an agent's cross-team memory becomes an inbox proposal instead. "
+        "The same content again is not written twice: the answer says it was already recorded."
+    )
     def record_memory(
         ctx: Context,
         agent_name: AgentName,
@@ -403,16 +413,30 @@ def build_server(caller_of: CallerOf) -> MCPServer:
         session_id: Annotated[
             str, Field(description="the session it belongs to (optional)", max_length=SESSION_ID_MAX_LENGTH)
         ] = "",
+        corrects: Annotated[
+            int | None,
+            Field(description="the id of your active memory this one corrects (it becomes superseded)", ge=1),
+        ] = None,
+        pinned: Annotated[
+            bool, Field(description="coordinators only: a pinned memory never expires")
+        ] = False,
     ) -> Answer:
         caller = caller_of(ctx)
         payload = _validated(
-            MemoryIn, type=type, importance=importance, content=content, tags=tags, session_id=session_id
+            MemoryIn,
+            type=type,
+            importance=importance,
+            content=content,
+            tags=tags,
+            session_id=session_id,
+            corrects=corrects,
+            pinned=pinned,
         )
         caller.count_write()
         recorded = memory_record_as(caller, agent_name, payload)
         if isinstance(recorded, InboxEntry):
             return EntryOut.from_orm(recorded).model_dump(mode="json")
-        return MemoryOut.from_orm(recorded).model_dump(mode="json")
+        return recorded_out(recorded).model_dump(mode="json")
 
     @tool("List one agent's memories newest first (another agent's: its cross-team ones only).")
     def list_memory(
@@ -421,11 +445,12 @@ def build_server(caller_of: CallerOf) -> MCPServer:
         type: Annotated[str | None, _described("only this type", enum=MemoryType.values)] = None,
         importance: Annotated[str | None, _described("only this importance", enum=Importance.values)] = None,
         status: Annotated[str | None, _described("default active", enum=StatusOf["memory"])] = None,
+        expired: Expired = None,
         limit: Limit = DEFAULT_LIMIT,
         offset: Offset = 0,
     ) -> Answer:
         caller = caller_of(ctx)
-        filters = AgentMemoryQuery(type=type, importance=importance, status=status)
+        filters = AgentMemoryQuery(type=type, importance=importance, status=status, expired=expired)
         rows = memory_rows(caller)
         return _listing(MemoryFilter, rows, filters, MemoryOut, limit, offset, agent=agent_name)
 
@@ -445,12 +470,19 @@ def build_server(caller_of: CallerOf) -> MCPServer:
         q: SearchText = None,
         importance: Annotated[str | None, _described("only this importance", enum=Importance.values)] = None,
         status: Annotated[str | None, _described("default active", enum=StatusOf["memory"])] = None,
+        expired: Expired = None,
         limit: Limit = DEFAULT_LIMIT,
         offset: Offset = 0,
     ) -> Answer:
         caller = caller_of(ctx)
         filters = MemoryQuery(
-            tags=_joined(tags), type=type, agent=agent, q=q, importance=importance, status=status
+            tags=_joined(tags),
+            type=type,
+            agent=agent,
+            q=q,
+            importance=importance,
+            status=status,
+            expired=expired,
         )
         return _listing(MemoryFilter, memory_rows(caller), filters, MemoryOut, limit, offset)
 
@@ -628,7 +660,10 @@ def build_server(caller_of: CallerOf) -> MCPServer:
 
     # Context, mirror, Scribe ------------------------------------------------------------------
 
-    @tool("Compile the context block for an agent's turn: boundaries, memories, the current session.")
+    @tool(
+        "Compile the context block for an agent's turn: boundaries, memories, with a task the most "
+        "relevant past knowledge, the current session."
+    )
     def compile_context(
         ctx: Context,
         agent: Annotated[str, Field(description="the agent the block is for (an agent token: itself)")],
@@ -646,10 +681,37 @@ def build_server(caller_of: CallerOf) -> MCPServer:
                 max_length=RUN_ID_MAX_LENGTH,
             ),
         ] = None,
+        task: Annotated[
+            str | None,
+            Field(
+                description="the run's task: adds the past knowledge most relevant to it",
+                max_length=TASK_MAX_LENGTH,
+            ),
+        ] = None,
+        relevant_tokens: Annotated[
+            int | None,
+            Field(
+                description=f"relevant layer's token budget, 0-{MAX_TOKENS_LIMIT}", ge=0, le=MAX_TOKENS_LIMIT
+            ),
+        ] = None,
+        session_tokens: Annotated[
+            int | None,
+            Field(
+                description=f"session layer's token budget, 0-{MAX_TOKENS_LIMIT}", ge=0, le=MAX_TOKENS_LIMIT
+            ),
+        ] = None,
     ) -> Answer:
         caller = caller_of(ctx)
         return context_for(
-            caller, agent, child=child, max_items=max_items, max_tokens=max_tokens, run_id=run_id
+            caller,
+            agent,
+            child=child,
+            max_items=max_items,
+            max_tokens=max_tokens,
+            run_id=run_id,
+            task=task,
+            relevant_tokens=relevant_tokens,
+            session_tokens=session_tokens,
         )
 
     def mirror_answer(caller: Caller, kind: str) -> Answer:

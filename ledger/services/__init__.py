@@ -10,7 +10,8 @@ and compare-and-set updates whose row count is checked.
 - `effects`: what every write leaves behind (its audit event, the note that files are stale);
 - `projects`: projects, agents and tokens; `inbox`: proposals and their review;
 - `decisions`, `memory`, `sessions`: the ledger's rows; `adoption`: a team's own files taken in;
-- `compilations`: the record of what an agent was told; `episodes`: what a run tried and how it ended.
+- `compilations`: the record of what an agent was told; `episodes`: what a run tried and how it ended;
+- `notes`: a workspace's notes files, indexed as memories or proposed for review.
 """
 
 from __future__ import annotations
@@ -43,12 +44,36 @@ from ledger.services.inbox import (
     entry_submit,
     memory_propose,
 )
-from ledger.services.memory import memory_archive, memory_edit, memory_record
+from ledger.services.memory import (
+    MemoryRecorded,
+    memory_archive,
+    memory_dismiss_similar,
+    memory_edit,
+    memory_merge,
+    memory_record,
+    memory_store,
+)
+from ledger.services.notes import (
+    FILE_CHANGED,
+    FILE_REMOVED,
+    NOTES_VIA,
+    NoteVersion,
+    note_file,
+    note_index,
+    note_merged_supersede,
+    note_path,
+    note_propose,
+    note_withdraw,
+    notes_retire,
+)
 from ledger.services.projects import agent_get_or_create, project_create_or_update, token_issue
 from ledger.services.sessions import UNSET, session_start, session_update_current
 
 __all__ = [
+    "FILE_CHANGED",
+    "FILE_REMOVED",
     "IMPORTANCE_RANK",
+    "NOTES_VIA",
     "RUN_ID_MAX_LENGTH",
     "SESSION_ID_MAX_LENGTH",
     "TITLE_MAX_LENGTH",
@@ -58,7 +83,9 @@ __all__ = [
     "EpisodeResult",
     "Invalid",
     "LedgerError",
+    "MemoryRecorded",
     "NotFound",
+    "NoteVersion",
     "SubmitResult",
     "adopted_agent_name",
     "agent_get_or_create",
@@ -80,9 +107,19 @@ __all__ = [
     "invalid",
     "memories_adopt",
     "memory_archive",
+    "memory_dismiss_similar",
     "memory_edit",
+    "memory_merge",
     "memory_propose",
     "memory_record",
+    "memory_store",
+    "note_file",
+    "note_index",
+    "note_merged_supersede",
+    "note_path",
+    "note_propose",
+    "note_withdraw",
+    "notes_retire",
     "project_create_or_update",
     "session_start",
     "session_update_current",

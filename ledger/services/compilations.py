@@ -26,8 +26,15 @@ def compilation_record(
     skipped_ids: Sequence[int],
     max_items: int,
     max_tokens: int,
+    episode_ids: Sequence[int] = (),
+    task: str = "",
+    budgets: dict[str, int] | None = None,
 ) -> Compilation:
-    """What an agent was told in a run: the compiled text and the rows it named, kept for the audit."""
+    """What an agent was told in a run: the compiled text and the rows it named, kept for the audit.
+
+    `memory_ids` are every memory told, of the memory and the relevant layers alike (the layers say
+    which was where); `episode_ids` the episodes of the relevant layer; `task` what that layer was
+    chosen for; `budgets` every layer's budget as used."""
     session_ids = layers.get("session", {}).get("ids") or []
     with transaction.atomic():
         compilation = Compilation.objects.create(
@@ -43,6 +50,8 @@ def compilation_record(
             skipped_ids=list(skipped_ids),
             max_items=max_items,
             max_tokens=max_tokens,
+            task=task,
+            budgets=budgets or {},
         )
         Compilation.decisions.through.objects.bulk_create(
             [
@@ -53,7 +62,13 @@ def compilation_record(
         Compilation.memories.through.objects.bulk_create(
             [
                 Compilation.memories.through(compilation_id=compilation.pk, agentmemory_id=pk)
-                for pk in memory_ids
+                for pk in dict.fromkeys(memory_ids)
+            ]
+        )
+        Compilation.episodes.through.objects.bulk_create(
+            [
+                Compilation.episodes.through(compilation_id=compilation.pk, episode_id=pk)
+                for pk in dict.fromkeys(episode_ids)
             ]
         )
     return compilation

@@ -31,7 +31,7 @@ def test_agent_gets_its_own_context(ledger, alice):
     body = response.json()
     assert body["text"].startswith("## Boundaries and Decisions")
     assert "Alice owns HTTP." in body["text"] and "Bob owns" not in body["text"]
-    assert set(body["layers"]) == {"boundaries", "memory", "session"}
+    assert set(body["layers"]) == {"boundaries", "memory", "relevant", "session"}
     assert body["sha256"] and body["tokens"] > 0 and body["skipped"] == []
     assert Compilation.objects.get().run_id == "r1"
 

@@ -331,7 +331,8 @@ def test_compile_context_for_self_and_not_for_another_agent(lead, alice):
         call(lead, "submit_decision", agent_name="Lead", type="architectural", title="Postgres", content="pg")
     )
     block = answer(call(alice, "compile_context", agent="Alice", run_id="run-1"))
-    assert "Postgres" in block["text"] and set(block["layers"]) == {"boundaries", "memory", "session"}
+    assert "Postgres" in block["text"]
+    assert set(block["layers"]) == {"boundaries", "memory", "relevant", "session"}
     refused(call(alice, "compile_context", agent="Bob"), "acts as")
     assert answer(call(lead, "compile_context", agent="Bob", child=True))["layers"]["memory"]["ids"] == []
 

@@ -25,6 +25,15 @@ class Command(BaseCommand):
         parser.add_argument(
             "--max-tokens", type=int, help="memory token budget (default CANON_CONTEXT_MAX_TOKENS)"
         )
+        parser.add_argument("--task", help="the run's task: adds the past knowledge most relevant to it")
+        parser.add_argument(
+            "--relevant-tokens",
+            type=int,
+            help="relevant layer budget (default CANON_CONTEXT_RELEVANT_TOKENS)",
+        )
+        parser.add_argument(
+            "--session-tokens", type=int, help="session layer budget (default CANON_CONTEXT_SESSION_TOKENS)"
+        )
         parser.add_argument("--run-id", help="record this compilation for the run")
         parser.add_argument("--json", action="store_true", help="print the API's JSON answer")
 
@@ -36,10 +45,19 @@ class Command(BaseCommand):
             clean_agent_name(options["agent"])
         except InvalidValue as exc:
             raise CommandError(f"--agent: {exc}", returncode=2) from exc
-        for name, upper in (("max_items", context.MAX_ITEMS_LIMIT), ("max_tokens", context.MAX_TOKENS_LIMIT)):
+        bounds = (
+            ("max_items", context.MAX_ITEMS_LIMIT),
+            ("max_tokens", context.MAX_TOKENS_LIMIT),
+            ("relevant_tokens", context.MAX_TOKENS_LIMIT),
+            ("session_tokens", context.MAX_TOKENS_LIMIT),
+        )
+        for name, upper in bounds:
             value = options[name]
             if value is not None and not 0 <= value <= upper:
                 raise CommandError(f"--{name.replace('_', '-')} must be between 0 and {upper}", returncode=2)
+        task = options["task"]
+        if task is not None and len(task) > context.TASK_MAX_LENGTH:
+            raise CommandError(f"--task must be at most {context.TASK_MAX_LENGTH} characters", returncode=2)
         result = context.compile(
             project,
             options["agent"],
@@ -47,6 +65,9 @@ class Command(BaseCommand):
             max_items=options["max_items"],
             max_tokens=options["max_tokens"],
             run_id=options["run_id"],
+            task=task,
+            relevant_tokens=options["relevant_tokens"],
+            session_tokens=options["session_tokens"],
         )
         if options["json"]:
             self.stdout.write(json.dumps(result.as_dict(), sort_keys=True))

@@ -28,9 +28,14 @@ boundaries, one for the memory candidates (the agent's own and the cross-team on
 order a page at a time, stopping as soon as `max_items` are taken; a second page is read only when a
 whole page of candidates had to be skipped for the budget), one for the open session, and, with a
 task, two for the relevant layer (memories, episodes: each the best `RELEVANT_CANDIDATES` by text
-score, found through the full-text index). With a `run_id`, the audit record adds an insert and one
-for each non-empty list of included rows. Each query is served by an index named in
-`ledger.models` or by the full-text index (`ledger.search`).
+score, found through the full-text index), and on SQLite one more that counts, up to a cap, the rows
+holding each task word. With a `run_id`, the audit record adds an insert and one for each non-empty
+list of included rows. Each query is served by an index named in `ledger.models` or by the full-text
+index (`ledger.search`). The relevant layer's cost follows the rows its match finds, so the match is
+kept small: the index holds scope words saying who may read each row, asked for together with the
+task's words, and on a large ledger the task words that most rows hold are left out
+(`kept_task_words`). Rendered blocks are remembered by `ledger.untrusted.block`, and a candidate's
+line is rendered only when it is taken.
 
 Untrusted text. Every value an agent wrote or a file brought in is shaped by `ledger.untrusted`:
 titles, agent names and active issues are one line; contents, rationales, the focus and the summary
@@ -48,9 +53,13 @@ because its context could not be compiled.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import logging
+import threading
+import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -59,6 +68,7 @@ from django.conf import settings
 from django.db import connection
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
+from snowballstemmer import stemmer
 
 from ledger.blocks import (
     decision_text,
@@ -69,7 +79,7 @@ from ledger.blocks import (
     session_block_cut,
 )
 from ledger.models import Project, Session, Source
-from ledger.relevance import blend, fts5_any, task_words, tsquery_any
+from ledger.relevance import COMMON_SHARE, blend, fts5_any, rare_words, task_words, tsquery_any
 from ledger.services import compilation_record
 from ledger.tokens import count_tokens
 from ledger.untrusted import clean
@@ -337,59 +347,137 @@ WHERE project_id = %s AND ended_at IS NULL
 
 # The relevant layer's candidates, best text score first (higher is better on both engines), at most
 # RELEVANT_CANDIDATES of each kind. Memories: the project's live ones the agent may read (its own, the
-# cross-team ones, every closed session's summary); episodes: the agent's own. The text score is BM25
-# on SQLite, found through the FTS5 table beside each table (the match drives the read: only matching
-# rows are looked up, by id), and ts_rank_cd on PostgreSQL, found through the GIN index of
-# `search_vector`. Parameters: the FTS query, the project, the agent's key (episodes: the project
-# again first), `now` for memories' expiry, the limit.
+# cross-team ones, every closed session's summary); episodes: the agent's own. The index holds, beside
+# each row's words, scope words saying who may read it (migration 0010), and the match asks for the
+# agent's scope words AND any of the task's words: only the agent's own rows are scored. The text score
+# is BM25 on SQLite (the FTS5 tables) and ts_rank_cd on PostgreSQL (the GIN index of `search_vector`),
+# each over the task's words alone. The visibility rule is checked again on the rows themselves.
+# Parameters, on both engines: the project and the agent's key (who `me` is), the project twice
+# (memories: the team's and the summaries' scope), the task's query, the project, `now` (memories'
+# expiry), the limit.
+_ME = (
+    "WITH me AS (SELECT coalesce((SELECT id FROM ledger_agent WHERE project_id = %s AND key = %s), 0) AS id)"
+)
 RELEVANT_MEMORY_SQL = {
-    "sqlite": """
+    "sqlite": _ME
+    + """
 SELECT m.id, m.type, m.content, m.tokens, m.source, m.pinned, m.importance_rank, m.created_at,
        a.key, a.name, s.score
-FROM (SELECT rowid AS id, -bm25(ledger_memory_fts, 1.0, 0.5) AS score
-      FROM ledger_memory_fts WHERE ledger_memory_fts MATCH %s) s
+FROM (SELECT rowid AS id, -bm25(ledger_memory_fts, 1.0, 0.5, 0.0) AS score
+      FROM ledger_memory_fts
+      WHERE ledger_memory_fts MATCH 'scope : (canonagent' || (SELECT id FROM me) || ' OR canonteam' || %s
+            || ' OR canonsummary' || %s || ') AND {content tag_index} : (' || %s || ')') s
 JOIN ledger_agentmemory m ON m.id = s.id
 JOIN ledger_agent a ON a.id = m.agent_id
-WHERE m.project_id = %s AND (a.key = %s OR m.cross_team OR m.source = 'session_summary')
+WHERE m.project_id = %s
+  AND (m.agent_id = (SELECT id FROM me) OR m.cross_team OR m.source = 'session_summary')
   AND m.status = 'active' AND (m.expires_at IS NULL OR m.expires_at > %s)
 ORDER BY s.score DESC, m.id DESC
 LIMIT %s
 """,
-    "postgresql": """
+    "postgresql": _ME
+    + """,
+q AS (SELECT to_tsquery('simple', 'canonagent' || (SELECT id FROM me) || ' | canonteam' || %s::text
+                        || ' | canonsummary' || %s::text) AS scope,
+             to_tsquery('english', %s) AS query)
 SELECT m.id, m.type, m.content, m.tokens, m.source, m.pinned, m.importance_rank, m.created_at,
        a.key, a.name, ts_rank_cd(m.search_vector, q.query) AS score
 FROM ledger_agentmemory m
 JOIN ledger_agent a ON a.id = m.agent_id
-CROSS JOIN (SELECT to_tsquery('english', %s) AS query) q
-WHERE m.search_vector @@ q.query
-  AND m.project_id = %s AND (a.key = %s OR m.cross_team OR m.source = 'session_summary')
+CROSS JOIN q
+WHERE m.search_vector @@ (q.scope && q.query)
+  AND m.project_id = %s
+  AND (m.agent_id = (SELECT id FROM me) OR m.cross_team OR m.source = 'session_summary')
   AND m.status = 'active' AND (m.expires_at IS NULL OR m.expires_at > %s)
 ORDER BY score DESC, m.id DESC
 LIMIT %s
 """,
 }
+# Parameters: the project and the agent's key, the task's query, the project, the limit.
 RELEVANT_EPISODE_SQL = {
-    "sqlite": """
+    "sqlite": _ME
+    + """
 SELECT e.id, e.outcome, e.tried, e.difficulties, e.feedback, e.tokens, e.created_at, s.score
-FROM (SELECT rowid AS id, -bm25(ledger_episode_fts, 1.0, 1.0, 1.0, 0.5) AS score
-      FROM ledger_episode_fts WHERE ledger_episode_fts MATCH %s) s
+FROM (SELECT rowid AS id, -bm25(ledger_episode_fts, 1.0, 1.0, 1.0, 0.5, 0.0) AS score
+      FROM ledger_episode_fts
+      WHERE ledger_episode_fts MATCH 'scope : canonagent' || (SELECT id FROM me)
+            || ' AND {tried difficulties feedback files} : (' || %s || ')') s
 JOIN ledger_episode e ON e.id = s.id
-JOIN ledger_agent a ON a.id = e.agent_id
-WHERE e.project_id = %s AND a.project_id = %s AND a.key = %s
+WHERE e.project_id = %s AND e.agent_id = (SELECT id FROM me)
 ORDER BY s.score DESC, e.id DESC
 LIMIT %s
 """,
-    "postgresql": """
+    "postgresql": _ME
+    + """,
+q AS (SELECT to_tsquery('simple', 'canonagent' || (SELECT id FROM me)) AS scope,
+             to_tsquery('english', %s) AS query)
 SELECT e.id, e.outcome, e.tried, e.difficulties, e.feedback, e.tokens, e.created_at,
        ts_rank_cd(e.search_vector, q.query) AS score
 FROM ledger_episode e
-JOIN ledger_agent a ON a.id = e.agent_id
-CROSS JOIN (SELECT to_tsquery('english', %s) AS query) q
-WHERE e.search_vector @@ q.query AND e.project_id = %s AND a.project_id = %s AND a.key = %s
+CROSS JOIN q
+WHERE e.search_vector @@ (q.scope && q.query)
+  AND e.project_id = %s AND e.agent_id = (SELECT id FROM me)
 ORDER BY score DESC, e.id DESC
 LIMIT %s
 """,
 }
+
+
+# How common each task word is, for `rare_words`: the share of the memory index's rows holding it.
+# SQLite: counted in the FTS5 index for each word, each count stopping at COMMON_SHARE of the rows (so
+# a common word costs no more than a rare one). PostgreSQL: the most common lexemes and their shares
+# that ANALYZE keeps for `search_vector` (pg_stats), read at most every STATS_SECONDS per process, the
+# words stemmed as the `english` configuration stems them; no statistics yet means nothing is left out.
+SHARES_SQLITE_WORD = (
+    "(SELECT count(*) FROM (SELECT 1 FROM ledger_memory_fts WHERE ledger_memory_fts MATCH %s"
+    " LIMIT (SELECT CAST(coalesce(max(id), 0) * {share} AS INTEGER) + 1 FROM ledger_agentmemory)))"
+)
+SHARES_POSTGRESQL_SQL = """
+SELECT e.elem, e.freq, (SELECT reltuples FROM pg_class WHERE oid = 'ledger_agentmemory'::regclass)
+FROM pg_stats p, unnest(p.most_common_elems::text::text[], p.most_common_elem_freqs) AS e(elem, freq)
+WHERE p.schemaname = current_schema() AND p.tablename = 'ledger_agentmemory'
+  AND p.attname = 'search_vector' AND e.elem IS NOT NULL
+"""
+STATS_SECONDS = 600.0
+
+
+@dataclass
+class _LexemeStats:
+    rows: int = 0
+    shares: dict[str, float] = field(default_factory=dict)
+    read_at: float = -STATS_SECONDS
+
+
+_pg_stats = _LexemeStats()
+_pg_stats_lock = threading.Lock()
+_english = stemmer("english")
+
+
+def kept_task_words(cursor: Any, vendor: str, words: list[str]) -> list[str]:
+    """`words` without those too common to rank by (`ledger.relevance.rare_words`)."""
+    if vendor == "sqlite":
+        share = f"{COMMON_SHARE:.6f}"
+        counts = ", ".join([SHARES_SQLITE_WORD.format(share=share)] * len(words))
+        cursor.execute(
+            f"SELECT (SELECT coalesce(max(id), 0) FROM ledger_agentmemory), {counts}",
+            [f'{{content tag_index}} : "{word}"' for word in words],
+        )
+        rows, *counts_ = cursor.fetchone()
+        shares = {word: count / rows for word, count in zip(words, counts_, strict=True) if rows}
+        return rare_words(words, shares, rows)
+    global _pg_stats
+    with _pg_stats_lock:
+        if time.monotonic() - _pg_stats.read_at >= STATS_SECONDS:
+            cursor.execute(SHARES_POSTGRESQL_SQL)
+            found = cursor.fetchall()
+            _pg_stats = _LexemeStats(
+                rows=int(found[0][2]) if found else 0,
+                shares={elem: float(freq) for elem, freq, _ in found},
+                read_at=time.monotonic(),
+            )
+        stats = _pg_stats
+    shares = {word: stats.shares.get(_english.stemWord(word), 0.0) for word in words}
+    return rare_words(words, shares, stats.rows)
 
 
 def _compile(
@@ -484,11 +572,11 @@ def _select_memories(
 
 @dataclass(frozen=True)
 class _Candidate:
-    """One row the relevant layer may take: its blended score, its line, its tokens, and its id as a
-    memory or as an episode."""
+    """One row the relevant layer may take: its blended score, how to render its line (only the rows
+    taken are rendered), its tokens, and its id as a memory or as an episode."""
 
     score: float
-    line: str
+    line: Callable[[], str]
     tokens: int
     memory_id: int | None = None
     episode_id: int | None = None
@@ -515,13 +603,17 @@ def _select_relevant(
     """The relevant layer's lines, best blended score first, taken while their tokens fit `budget` (one
     that does not fit is passed over). Two queries: the memory candidates and the episode candidates."""
     vendor = "postgresql" if connection.vendor == "postgresql" else "sqlite"
+    words = kept_task_words(cursor, vendor, words)
     query = tsquery_any(words) if vendor == "postgresql" else fts5_any(words)
     in_memory_layer = set(result.memory.ids)
     limit = RELEVANT_CANDIDATES + len(in_memory_layer)
     expiry = connection.ops.adapt_datetimefield_value(now)
-    cursor.execute(RELEVANT_MEMORY_SQL[vendor], [query, project.pk, key, expiry, limit])
+    me = [project.pk, key]
+    cursor.execute(
+        RELEVANT_MEMORY_SQL[vendor], [*me, project.pk, project.pk, query, project.pk, expiry, limit]
+    )
     memories = [row for row in cursor.fetchall() if row[0] not in in_memory_layer][:RELEVANT_CANDIDATES]
-    cursor.execute(RELEVANT_EPISODE_SQL[vendor], [query, project.pk, project.pk, key, RELEVANT_CANDIDATES])
+    cursor.execute(RELEVANT_EPISODE_SQL[vendor], [*me, query, project.pk, RELEVANT_CANDIDATES])
     episodes = cursor.fetchall()
 
     best = max([float(row[-1]) for row in memories] + [float(row[-1]) for row in episodes], default=0.0)
@@ -531,8 +623,13 @@ def _select_relevant(
         score = blend(
             float(text), best, importance_rank=rank, source=source, age_seconds=age, pinned=bool(pinned)
         )
-        line = relevant_memory_line(
-            type_=type_, content=content, own=row_key == key, agent_name=name, source=source
+        line = functools.partial(
+            relevant_memory_line,
+            type_=type_,
+            content=content,
+            own=row_key == key,
+            agent_name=name,
+            source=source,
         )
         candidates.append(_Candidate(score, line, tokens, memory_id=pk))
     for pk, outcome, tried, difficulties, feedback, tokens, created_at, text in episodes:
@@ -541,7 +638,9 @@ def _select_relevant(
         score = blend(
             float(text), best, importance_rank=0, source=EPISODE, age_seconds=age, decays_as=Source.AGENT
         )
-        line = episode_line(outcome=outcome, tried=tried, difficulties=difficulties, feedback=feedback)
+        line = functools.partial(
+            episode_line, outcome=outcome, tried=tried, difficulties=difficulties, feedback=feedback
+        )
         candidates.append(_Candidate(score, line, tokens, episode_id=pk))
     # Best first; equal scores: memories before episodes, then the newer row (the higher id).
     candidates.sort(key=lambda c: (-c.score, c.memory_id is None, -(c.memory_id or c.episode_id or 0)))
@@ -553,7 +652,7 @@ def _select_relevant(
         if layer.tokens + candidate.tokens > budget:
             continue
         layer.tokens += candidate.tokens
-        lines.append(candidate.line)
+        lines.append(candidate.line())
         if candidate.memory_id is not None:
             layer.ids.append(candidate.memory_id)
         else:

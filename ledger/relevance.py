@@ -26,6 +26,7 @@ from django.db.models import QuerySet
 from ledger.lifecycle import decay, source_weight
 from ledger.models import AgentMemory
 from ledger.search import STOP_WORDS as SEARCH_STOP_WORDS
+from ledger.search import TEXT_WEIGHTS
 from ledger.search import terms as search_terms
 
 # Reciprocal rank fusion's damping constant (Cormack, Clarke & Büttcher, 2009): a row's score from
@@ -99,6 +100,25 @@ def rank_by_task(
 # At most this many of a task's words are searched: a long task's first words name its topic, and the
 # index's work grows with every word.
 MAX_TASK_WORDS = 16
+# A word found in more than COMMON_SHARE of the index's rows says little about what a task is about
+# (BM25 gives it a small weight) and costs the most to rank: every row holding it is scored. Such words
+# are left out of the relevant layer's match once the index holds PRUNE_FROM rows or more; below that
+# everything is cheap and every word is kept. When every word is that common, the rarest one stays (the
+# first of them when they are equally common, as counts that stop at COMMON_SHARE make them).
+COMMON_SHARE = 0.02
+PRUNE_FROM = 5_000
+
+
+def rare_words(words: list[str], shares: dict[str, float], rows: int) -> list[str]:
+    """`words` without those found in more than `COMMON_SHARE` of an index of `rows` rows (`shares`:
+    each word's share of the rows, a word not in it is rare), in their order; never empty when
+    `words` is not."""
+    if rows < PRUNE_FROM or not words:
+        return words
+    kept = [word for word in words if shares.get(word, 0.0) <= COMMON_SHARE]
+    return kept or [min(words, key=lambda word: shares.get(word, 0.0))]
+
+
 # What a memory's importance (its `importance_rank`: high, medium, low) multiplies its score by. An
 # episode has no importance: it counts as high.
 IMPORTANCE_WEIGHTS = (1.0, 0.75, 0.5)
@@ -118,7 +138,7 @@ def fts5_any(words: list[str]) -> str:
 
 def tsquery_any(words: list[str]) -> str:
     """A `to_tsquery` text matching a row with any of `words`, each quoted as one lexeme."""
-    return " | ".join(f"'{word}'" for word in words)
+    return " | ".join(f"'{word}':{TEXT_WEIGHTS}" for word in words)
 
 
 def blend(

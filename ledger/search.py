@@ -54,21 +54,33 @@ STOP_WORDS = frozenset(_STOP_WORDS.split())
 @dataclass(frozen=True)
 class Index:
     """Where one table's text is indexed: the FTS5 table (SQLite) and BM25's weight for each of its
-    columns, in order (a word in a title counts more than one in passing)."""
+    columns, in order (a word in a title counts more than one in passing). A table whose index also
+    holds scope words (who may read the row, migration 0010) names its text columns: what someone
+    types is looked for there only."""
 
     fts_table: str
     weights: tuple[float, ...]
+    text_columns: tuple[str, ...] = ()
+
+    def match(self, query: str) -> str:
+        """`query` limited to the text columns, where the index has other ones."""
+        return f"{{{' '.join(self.text_columns)}}} : ({query})" if self.text_columns else query
 
 
 INDEXES: dict[type[Model], Index] = {
-    AgentMemory: Index("ledger_memory_fts", (1.0, 0.5)),  # content, tag_index
+    AgentMemory: Index("ledger_memory_fts", (1.0, 0.5, 0.0), ("content", "tag_index")),  # + scope
     Decision: Index("ledger_decision_fts", (4.0, 1.0, 0.5)),  # title, content, rationale
     InboxEntry: Index("ledger_entry_fts", (1.0, 4.0, 1.0, 0.5)),  # slug, title, content, rationale
-    Episode: Index("ledger_episode_fts", (1.0, 1.0, 1.0, 0.5)),  # tried, difficulties, feedback, files
+    Episode: Index(  # + scope
+        "ledger_episode_fts", (1.0, 1.0, 1.0, 0.5, 0.0), ("tried", "difficulties", "feedback", "files")
+    ),
 }
 # The generated column PostgreSQL keeps on each table, and its configuration.
 PG_COLUMN = "search_vector"
 PG_CONFIG = "english"
+# The weights text is indexed under; the scope words that say who may read a row (migration 0010) are
+# weight D, so a query limited to these never matches them.
+TEXT_WEIGHTS = "ABC"
 
 
 def terms(text: str) -> list[str]:
@@ -93,8 +105,8 @@ def tsquery(words: list[str]) -> str:
 
     A word is letters and digits only, so it holds none of tsquery's operators or quotes.
     """
-    quoted = [f"'{word}'" for word in words]
-    quoted[-1] += ":*"
+    quoted = [f"'{word}':{TEXT_WEIGHTS}" for word in words]
+    quoted[-1] = f"'{words[-1]}':*{TEXT_WEIGHTS}"
     return " & ".join(quoted)
 
 
@@ -119,7 +131,7 @@ class Rank(Func):
 def _sqlite(rows: QuerySet[M], words: list[str]) -> tuple[RawSQL, Rank]:
     index = INDEXES[rows.model]
     table = connection.ops.quote_name(index.fts_table)
-    match = fts5_query(words)
+    match = index.match(fts5_query(words))
     weights = ", ".join(str(weight) for weight in index.weights)
     matching = RawSQL(f"SELECT rowid FROM {table} WHERE {table} MATCH %s", [match])
     # bm25() is lower for a better match; negated, so that higher is better on both databases. The

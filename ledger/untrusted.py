@@ -31,6 +31,7 @@ or hide text. U+2028, U+2029, U+0085, a carriage return, a vertical tab and a fo
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 
@@ -59,6 +60,8 @@ IMITATED_HEADING = "imitated heading"
 IMITATED_LABEL = "imitated label"
 INSTRUCTION = "instruction-like"
 
+# ASCII's control characters but the line feed (the others that break lines are line feeds by now).
+_ASCII_CONTROLS = re.compile("[\x00-\x09\x0b-\x1f\x7f]")
 _LINE_BREAKS = re.compile("\r\n|[\r\x0b\x0c\x85\u2028\u2029]")
 _BIDI = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
 _HANGUL_FILLERS = frozenset("\u115f\u1160\u3164\uffa0")
@@ -71,6 +74,7 @@ def _is_tag(ch: str) -> bool:
     return "\U000e0000" <= ch <= "\U000e0fff" and not "\U000e0100" <= ch <= "\U000e01ef"
 
 
+@functools.lru_cache(maxsize=4096)
 def _removed(ch: str) -> bool:
     if ch == "\n":
         return False
@@ -87,6 +91,9 @@ def _removed(ch: str) -> bool:
 def clean(text: str) -> str:
     """`text` without invisible, direction-changing and control characters; line breaks as `\\n`."""
     text = _LINE_BREAKS.sub("\n", text).replace("\t", " ")
+    if text.isascii():
+        # The only characters of ASCII to remove are its controls: the common case, in one pass.
+        return _ASCII_CONTROLS.sub("", text)
     # Each different character is judged once, then the text is translated in one pass.
     removed: dict[int, None] = {ord(ch): None for ch in set(text) if _removed(ch)}
     return text.translate(removed) if removed else text
@@ -110,11 +117,23 @@ def _escaped(line: str) -> str:
     return line[: len(line) - len(rest)] + "\\" + rest
 
 
+# `block` remembers what it rendered for this many texts of at most BLOCK_CACHED_LENGTH characters: a
+# compile renders the same boundaries and memories turn after turn.
+BLOCK_CACHE_SIZE = 2048
+BLOCK_CACHED_LENGTH = 4096
+
+
 def block(text: str, indent: str = "  ") -> str:
     """A multi-line value under its item: cleaned, blank lines at either end left out, every line
     after the first indented. A line that would start a heading (`#` or its fullwidth form, after any
     indentation), a quote (`>`), a `**Label:**` or a setext underline gets a backslash before its
     marker, the first line too."""
+    if len(text) <= BLOCK_CACHED_LENGTH:
+        return _block_cached(text, indent)
+    return _block(text, indent)
+
+
+def _block(text: str, indent: str) -> str:
     lines = clean(text).split("\n")
     while lines and not lines[-1].strip():
         lines.pop()
@@ -125,6 +144,9 @@ def block(text: str, indent: str = "  ") -> str:
     rendered = [_escaped(lines[0])]
     rendered += [indent + _escaped(line) if line.strip() else "" for line in lines[1:]]
     return "\n".join(rendered)
+
+
+_block_cached = functools.lru_cache(maxsize=BLOCK_CACHE_SIZE)(_block)
 
 
 def readable(text: str) -> str:

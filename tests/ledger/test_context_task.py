@@ -10,6 +10,7 @@ from io import StringIO
 
 import pytest
 from django.core.management import call_command
+from django.db import connection
 from django.utils import timezone
 
 from ledger import context, services
@@ -336,12 +337,19 @@ def test_the_same_ledger_and_time_give_the_same_bytes(billing):
 # --- Cost ---
 
 
+# A compile with a task reads boundaries, memory, relevant memories, relevant episodes and the session;
+# on SQLite also how many rows hold each task word (PostgreSQL reads that from its statistics, cached
+# for minutes: the warm-up compile below reads them).
+TASK_READS = 6 if connection.vendor == "sqlite" else 5
+
+
 @pytest.mark.parametrize("rows", [0, 5, 40])
-def test_a_task_adds_exactly_two_queries(billing, django_assert_num_queries, rows):
+def test_a_task_adds_a_fixed_number_of_queries(billing, django_assert_num_queries, rows):
     for i in range(rows):
         remember(billing, "Ripley" if i % 2 else "Dallas", f"Billing webhook note {i}.", tags="cross-team")
         episode(billing, "Ripley", f"run-{i}", f"Billing webhook retry attempt {i}.")
-    with django_assert_num_queries(5):  # boundaries, memory, relevant memories, relevant episodes, session
+    context.compile(billing, "Dallas", task=TASK)
+    with django_assert_num_queries(TASK_READS):
         context.compile(billing, "Ripley", task=TASK)
 
 
@@ -372,9 +380,9 @@ def test_a_recorded_compile_keeps_the_task_budgets_and_relevant_rows(billing):
 def test_a_recorded_compile_makes_a_fixed_number_of_queries(billing, django_assert_num_queries):
     remember(billing, "Ripley", "Billing webhooks retry three times.")
     episode(billing, "Ripley", "run-r1", "Retried the billing webhook handler.")
-    context.compile(billing, "Ripley", run_id="warm")
-    # 5 reads, the agent, a savepoint and its release, the record, its decisions, its memories, its episodes.
-    with django_assert_num_queries(12):
+    context.compile(billing, "Ripley", task=TASK, run_id="warm")
+    # The reads, the agent, a savepoint and its release, the record, its decisions, its memories, its episodes.
+    with django_assert_num_queries(TASK_READS + 7):
         context.compile(billing, "Ripley", task=TASK, run_id="r1")
 
 

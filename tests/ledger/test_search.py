@@ -227,7 +227,7 @@ def test_a_search_inside_another_querys_subquery(project):
 def test_terms_are_words_without_stop_words():
     assert search.terms('The "PostgreSQL" OR  near(migrations)*') == ["postgresql", "near", "migrations"]
     assert search.fts5_query(["a", "b"]) == '"a" AND "b"*'
-    assert search.tsquery(["a", "b"]) == "'a' & 'b':*"
+    assert search.tsquery(["a", "b"]) == "'a':ABC & 'b':*ABC"
 
 
 @pytest.mark.sqlite_only

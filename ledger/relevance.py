@@ -26,7 +26,6 @@ from django.db.models import QuerySet
 from ledger.lifecycle import decay, source_weight
 from ledger.models import AgentMemory
 from ledger.search import STOP_WORDS as SEARCH_STOP_WORDS
-from ledger.search import TEXT_WEIGHTS
 from ledger.search import terms as search_terms
 
 # Reciprocal rank fusion's damping constant (Cormack, Clarke & Büttcher, 2009): a row's score from
@@ -137,8 +136,12 @@ def fts5_any(words: list[str]) -> str:
 
 
 def tsquery_any(words: list[str]) -> str:
-    """A `to_tsquery` text matching a row with any of `words`, each quoted as one lexeme."""
-    return " | ".join(f"'{word}':{TEXT_WEIGHTS}" for word in words)
+    """A `to_tsquery` text matching a row with any of `words`, each quoted as one lexeme.
+
+    Unlike a search's query it asks for no weights: a weighted query makes PostgreSQL read every
+    matching row's vector again to check the weights, and the compiler asks for the agent's scope
+    words as a condition of its own."""
+    return " | ".join(f"'{word}'" for word in words)
 
 
 def blend(

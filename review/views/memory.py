@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django import forms
 from django.contrib.auth.decorators import login_required
 from django.http import HttpResponse
 from django.shortcuts import render
@@ -125,17 +126,21 @@ def memory_edit(request: HtmxHttpRequest, project: str, memory_id: int) -> HttpR
     access = project_for_user(request, project, act=True)
     item = in_project(access, AgentMemory, memory_id)
     form = MemoryEditForm(request.POST)
-    edited = submit(
+    edited = _edit(request, access, item, form)
+    return _answer(request, access, item, note=_said(item, edited), error=" ".join(problems(form)))
+
+
+def _edit(
+    request: HtmxHttpRequest, access: ProjectAccess, item: AgentMemory, form: forms.Form
+) -> AgentMemory | None:
+    """The memory edited with what `form` cleaned (its fields are `memory_edit`'s), or None when the
+    form or the service refused it (the form then says why)."""
+    return submit(
         form,
         lambda data: services.memory_edit(
-            project=access.project,
-            memory_id=item.pk,
-            by=request.user.get_username(),
-            via="dashboard",
-            **data,
+            project=access.project, memory_id=item.pk, by=request.user.get_username(), via="dashboard", **data
         ),
     )
-    return _answer(request, access, item, note=_said(item, edited), error=" ".join(problems(form)))
 
 
 @require_POST
@@ -157,16 +162,7 @@ def memory_pin(request: HtmxHttpRequest, project: str, memory_id: int) -> HttpRe
     access = project_for_user(request, project, act=True)
     item = in_project(access, AgentMemory, memory_id)
     form = MemoryPinForm(request.POST)
-    pinned = submit(
-        form,
-        lambda data: services.memory_edit(
-            project=access.project,
-            memory_id=item.pk,
-            by=request.user.get_username(),
-            via="dashboard",
-            pinned=data["pinned"],
-        ),
-    )
+    pinned = _edit(request, access, item, form)
     note = ""
     if pinned is not None:
         note = (

@@ -95,7 +95,13 @@ def memory_insert(
     injected_by: str,
     category: str = "",
     pinned: bool = False,
+    markdown: str = "",
+    origin: str = "",
+    sha256: str | None = None,
 ) -> AgentMemory:
+    """Insert one memory with every column derived from it filled. A memory read from a file keeps that
+    file's text (`markdown`), its path (`origin`) and the hash of its bytes (`sha256`, instead of the
+    content's)."""
     now = timezone.now()
     return AgentMemory.objects.create(
         project=project,
@@ -111,7 +117,9 @@ def memory_insert(
         source=source,
         injected_by=injected_by[:150],
         category=category,
-        content_sha256=content_sha256(content),
+        markdown=markdown,
+        origin=origin[:1024],
+        content_sha256=sha256 if sha256 is not None else content_sha256(content),
         content_key=content_key(content),
         tokens=count_tokens(content),
         pinned=pinned,

@@ -21,7 +21,6 @@ from dataclasses import dataclass, field
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from ledger.lifecycle import expires_at_for
 from ledger.models import (
     PRIVATE_ENTRY_TYPES,
     Agent,
@@ -37,16 +36,15 @@ from ledger.models import (
 from ledger.services.effects import audit
 from ledger.services.errors import Conflict, invalid
 from ledger.services.fields import (
-    IMPORTANCE_RANK,
     checked_choice,
     checked_tags,
     entry_fields,
     summary_line,
 )
 from ledger.services.inbox import entry_reject
+from ledger.services.memory import memory_insert
 from ledger.services.projects import agent_get_or_create
-from ledger.tokens import count_tokens
-from ledger.values import CROSS_TEAM_TAG, InvalidValue, check_text, content_key, tag_index
+from ledger.values import CROSS_TEAM_TAG, InvalidValue, check_text
 
 NOTES_ACTOR = "canon"
 NOTES_VIA = "import"
@@ -122,27 +120,21 @@ def note_index(
     active. Never cross-team: a private note stays with its agent."""
     _checked(note, MemoryType.values)
     tags = [tag for tag in note.tags if tag != CROSS_TEAM_TAG]
-    now = timezone.now()
     with transaction.atomic():
         agent = agent_get_or_create(project=project, name=agent_name)
-        memory = AgentMemory.objects.create(
+        memory = memory_insert(
             project=project,
             agent=agent,
             type=note.type,
             importance=note.importance,
-            importance_rank=IMPORTANCE_RANK[Importance(note.importance)],
             content=note.content,
             tags=tags,
-            tag_index=tag_index(tags),
-            cross_team=False,
+            session_id="",
             source=Source.NOTES,
+            injected_by="",
             markdown=note.text,
-            origin=note.path[:1024],
-            content_sha256=note.sha256,
-            content_key=content_key(note.content),
-            tokens=count_tokens(note.content),
-            expires_at=expires_at_for(Source.NOTES, now),
-            created_at=now,
+            origin=note.path,
+            sha256=note.sha256,
         )
         audit(
             project=project,

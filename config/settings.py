@@ -172,7 +172,7 @@ AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
-USE_I18N = True
+USE_I18N = False
 USE_TZ = True
 
 STATIC_URL = "/static/"
@@ -286,6 +286,8 @@ CANON_MEMORY_SOURCE_WEIGHTS: dict[str, float] = {
 }
 # Two memories whose token-set similarity (rapidfuzz, 0-100) reaches this are flagged as near-duplicates.
 CANON_NEAR_DUPLICATE_SIMILARITY = env_int("CANON_NEAR_DUPLICATE_SIMILARITY", 90)
+# How long a merge or a rejection can be undone, in seconds after it (docs/ledger.md "Undo").
+CANON_UNDO_SECONDS = env_int("CANON_UNDO_SECONDS", 600)
 
 # Best-effort mirror export after every ledger write that changes the files.
 CANON_EXPORT_ON_WRITE = env_bool("CANON_EXPORT_ON_WRITE", True)

@@ -17,6 +17,7 @@ from ledger.models import (
     Compilation,
     Decision,
     DecisionRevision,
+    EntryRevision,
     InboxEntry,
     Membership,
     MirrorRun,
@@ -89,6 +90,24 @@ class AgentAdmin(ReadOnlyAdmin):
     search_fields = ["name", "key"]
 
 
+class EntryRevisionInline(admin.TabularInline):
+    model = EntryRevision
+    extra = 0
+    can_delete = False
+    readonly_fields = ["title", "content", "rationale", "changed_by", "changed_at"]
+
+    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+
+@admin.register(EntryRevision)
+class EntryRevisionAdmin(ReadOnlyAdmin):
+    list_display = ["entry", "title", "changed_by", "changed_at"]
+    list_filter = ["entry__project"]
+    search_fields = ["title", "content", "changed_by"]
+    list_select_related = ["entry"]
+
+
 @admin.register(InboxEntry)
 class InboxEntryAdmin(ReadOnlyAdmin):
     list_display = ["slug", "project", "agent", "type", "status", "title", "created_at", "reviewed_by"]
@@ -96,6 +115,7 @@ class InboxEntryAdmin(ReadOnlyAdmin):
     search_fields = ["slug", "title", "content", "agent__name", "run_id"]
     date_hierarchy = "created_at"
     list_select_related = ["project", "agent"]
+    inlines = [EntryRevisionInline]
     # Read-only: merge and reject go through the dashboard or the API so the rules and audit trail hold.
 
 

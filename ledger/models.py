@@ -728,3 +728,24 @@ class MirrorRequest(models.Model):
 
     def __str__(self) -> str:
         return f"export of {self.project_id} wanted since {self.created_at:%Y-%m-%d %H:%M:%S}"
+
+
+class EntryRevision(models.Model):
+    """The text of a pending inbox entry before a coordinator edited it. Written once, never changed.
+
+    The entry keeps the edited text, which a merge takes; its revisions keep what the agent proposed
+    (and every earlier edit), so the page can show what the coordinator changed.
+    """
+
+    entry = models.ForeignKey(InboxEntry, on_delete=models.PROTECT, related_name="revisions")
+    title = models.CharField(max_length=300, blank=True)
+    content = models.TextField()
+    rationale = models.TextField(blank=True)
+    changed_by = models.CharField(max_length=150)
+    changed_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["entry_id", "changed_at", "id"]
+
+    def __str__(self) -> str:
+        return f"{self.entry_id} @ {self.changed_at:%Y-%m-%d %H:%M}"

@@ -9,6 +9,7 @@ and compare-and-set updates whose row count is checked.
 - `errors`: what a refused write raises; `fields`: the checks every input passes;
 - `effects`: what every write leaves behind (its audit event, the note that files are stale);
 - `projects`: projects, agents and tokens; `inbox`: proposals and their review;
+- `revisions`: a proposal's text edited by a coordinator before it is merged;
 - `decisions`, `memory`, `sessions`: the ledger's rows; `adoption`: a team's own files taken in;
 - `compilations`: the record of what an agent was told; `episodes`: what a run tried and how it ended;
 - `notes`: a workspace's notes files, indexed as memories or proposed for review.
@@ -41,7 +42,9 @@ from ledger.services.inbox import (
     entry_merge,
     entry_merged_outside,
     entry_reject,
+    entry_resolve,
     entry_submit,
+    entry_undo,
     memory_propose,
 )
 from ledger.services.memory import (
@@ -67,6 +70,7 @@ from ledger.services.notes import (
     notes_retire,
 )
 from ledger.services.projects import agent_get_or_create, project_create_or_update, token_issue
+from ledger.services.revisions import entry_edit
 from ledger.services.sessions import UNSET, session_start, session_update_current
 
 __all__ = [
@@ -98,11 +102,14 @@ __all__ = [
     "decision_update",
     "decisions_adopt",
     "decisions_retype",
+    "entry_edit",
     "entry_import",
     "entry_merge",
     "entry_merged_outside",
     "entry_reject",
+    "entry_resolve",
     "entry_submit",
+    "entry_undo",
     "episode_record",
     "invalid",
     "memories_adopt",

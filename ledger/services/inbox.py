@@ -1,5 +1,6 @@
 """Proposals: submitted by agents (never overwriting another's), imported from files, and decided
-by a coordinator, who merges one into a decision or a memory, or rejects it."""
+by a coordinator, who merges one into a decision or a memory, or rejects it, may undo that for a short
+while, and may settle competing proposals in one step."""
 
 from __future__ import annotations
 
@@ -7,25 +8,31 @@ import functools
 import logging
 from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
+from django.conf import settings
 from django.db import IntegrityError, connection, transaction
-from django.db.models import Q
+from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 
 from ledger.models import (
     DECISION_ENTRY_TYPES,
     PRIVATE_ENTRY_TYPES,
     Agent,
+    AgentMemory,
+    AuditEvent,
     Decision,
+    DecisionStatus,
+    EntryRevision,
     EntryStatus,
     InboxEntry,
+    MemoryStatus,
     MemoryType,
     Project,
     Source,
 )
-from ledger.services.decisions import decision_insert
+from ledger.services.decisions import decision_insert, decision_supersede
 from ledger.services.effects import audit, workspace_changed
 from ledger.services.errors import Conflict, NotFound, invalid
 from ledger.services.fields import (
@@ -212,20 +219,34 @@ def _insert_sql(vendor: str) -> str:
 
 
 def _update_pending(entry: InboxEntry, fields: dict[str, Any]) -> InboxEntry:
-    """A retry by the entry's own agent: update in place while pending, never reopen a decided one.
+    """A retry by the entry's own agent: update in place while pending, never reopen a decided one,
+    never overwrite a coordinator's edit (`revisions.entry_edit`): once edited, the text is theirs.
 
     Returns the entry as read in this transaction with the fields just written, without reading it again.
     """
     if entry.status == EntryStatus.PENDING:
         now = timezone.now()
-        # Compare-and-set: a merge or a rejection since the read wins.
-        pending = InboxEntry.objects.filter(pk=entry.pk, status=EntryStatus.PENDING)
+        # Compare-and-set, in one statement: a merge, a rejection or an edit since the read wins (an
+        # edit changes `updated_at` in the row itself, which a concurrent update re-reads).
+        pending = InboxEntry.objects.filter(
+            ~Exists(EntryRevision.objects.filter(entry=OuterRef("pk"))),
+            pk=entry.pk,
+            status=EntryStatus.PENDING,
+            updated_at=entry.updated_at,
+        )
         if pending.update(updated_at=now, **fields):
             for name, value in fields.items():
                 setattr(entry, name, value)
             entry.updated_at = now
             return entry
         entry.refresh_from_db(fields=["status"])
+        if entry.status == EntryStatus.PENDING:
+            if EntryRevision.objects.filter(entry=entry).exists():
+                raise Conflict(
+                    f"a coordinator edited {entry.slug} before merging it; propose changes under a new slug"
+                )
+            # Another retry of the same entry changed it meanwhile: run the rules again (`entry_submit`).
+            raise IntegrityError(f"entry {entry.slug!r} changed meanwhile")
     raise Conflict(f"already recorded as {entry.slug} ({entry.status}); propose it again under a new slug")
 
 
@@ -346,6 +367,185 @@ def entry_merged_outside(*, project: Project, entry_id: int, decision: Decision,
         return _decide(
             project=project, entry=entry, by=by, via="import", status=EntryStatus.MERGED, decision=decision
         )
+
+
+def entry_resolve(
+    *,
+    project: Project,
+    entry_id: int,
+    reject_ids: Iterable[int],
+    reason: str,
+    by: str,
+    via: str = "dashboard",
+    supersede: int | None = None,
+) -> InboxEntry:
+    """Settle competing proposals in one step: merge this entry and reject the others with `reason`;
+    with `supersede`, the decision the merge creates also replaces that active decision. All or
+    nothing: any entry named that is not pending in this project refuses the whole step."""
+    others = sorted(set(reject_ids) - {entry_id})
+    reason = checked_text("reason", reason, required=bool(others), max_length=10_000).strip()
+    with transaction.atomic():
+        # Every entry named, locked in id order so that two resolutions never wait on each other.
+        wanted = InboxEntry.objects.filter(project=project, pk__in=[entry_id, *others]).order_by("pk")
+        named = {e.pk: e for e in locked(wanted)}
+        if entry_id not in named:
+            raise NotFound(f"no inbox entry {entry_id} in project {project.slug}")
+        for pk in [entry_id, *others]:
+            if pk not in named:
+                raise Conflict(f"project {project.slug} has no inbox entry {pk}; nothing was changed")
+            _require_pending(named[pk])
+        entry = named[entry_id]
+        if supersede is not None and entry.type not in DECISION_ENTRY_TYPES:
+            raise invalid("supersede", f"entry {entry.slug!r} becomes a {entry.type} memory, not a decision")
+        merged = entry_merge(project=project, entry_id=entry.pk, by=by, via=via)
+        if supersede is not None:
+            assert merged.decision_id is not None  # a decision type merges into a decision
+            decision_supersede(
+                project=project, decision_id=supersede, superseded_by_id=merged.decision_id, by=by, via=via
+            )
+        for other_id in others:
+            entry_reject(project=project, entry_id=other_id, by=by, reason=reason, via=via)
+        return merged
+
+
+def entry_undo(*, project: Project, entry_id: int, by: str, via: str = "dashboard") -> InboxEntry:
+    """Take back the last decision on an entry, within `settings.CANON_UNDO_SECONDS` of it: the entry is
+    pending again (docs/ledger.md "Undo"). Undoing a merge archives what it created, as nothing in the
+    ledger is deleted; it is refused once something depends on that (an edit, a supersession, …).
+    The values cleared are kept in the audit event's detail."""
+    with transaction.atomic():
+        entry = _locked_entry(project, entry_id)
+        if entry.status == EntryStatus.PENDING:
+            raise Conflict(f"entry {entry.slug!r} is pending: there is no merge or rejection to undo")
+        _require_undo_window(entry)
+        decided = entry.status
+        detail: dict[str, Any] = {
+            "reviewed_by": entry.reviewed_by,
+            "reviewed_at": entry.reviewed_at.isoformat() if entry.reviewed_at else None,
+        }
+        if decided == EntryStatus.MERGED:
+            detail |= {
+                "merged_at": entry.merged_at.isoformat() if entry.merged_at else None,
+                "decision_id": entry.decision_id,
+                "memory_id": entry.memory_id,
+            }
+            _archive_merged(project=project, entry=entry, by=by, via=via)
+        else:
+            detail["reason"] = entry.reason
+        now = timezone.now()
+        # Compare-and-set on the decision being undone: a concurrent undo (or anything else) wins.
+        won = InboxEntry.objects.filter(pk=entry.pk, status=decided, reviewed_at=entry.reviewed_at).update(
+            status=EntryStatus.PENDING,
+            reviewed_by="",
+            reviewed_at=None,
+            merged_at=None,
+            reason="",
+            decision=None,
+            memory=None,
+            updated_at=now,
+        )
+        if not won:
+            raise Conflict(f"entry {entry.slug!r} changed meanwhile; reload it and try again")
+        entry.refresh_from_db()
+        audit(
+            project=project,
+            actor=by,
+            via=via,
+            action=f"undo-{'merge' if decided == EntryStatus.MERGED else 'reject'}",
+            obj=entry,
+            from_state=decided,
+            to_state=EntryStatus.PENDING,
+            detail=detail,
+        )
+        workspace_changed(project)
+        return entry
+
+
+def _require_undo_window(entry: InboxEntry) -> None:
+    window = settings.CANON_UNDO_SECONDS
+    if entry.reviewed_at is not None and timezone.now() - entry.reviewed_at <= timedelta(seconds=window):
+        return
+    remedy = (
+        "archive or supersede what it became instead"
+        if entry.status == EntryStatus.MERGED
+        else "ask its agent to propose it again under a new slug"
+    )
+    raise Conflict(
+        f"entry {entry.slug!r} was {entry.status} more than {_duration(window)} ago and can no longer be "
+        f"undone; {remedy}"
+    )
+
+
+def _duration(seconds: int) -> str:
+    if seconds < 60 or seconds % 60:
+        return f"{seconds} second{'s' if seconds != 1 else ''}"
+    minutes = seconds // 60
+    return f"{minutes} minute{'s' if minutes != 1 else ''}"
+
+
+def _archive_merged(*, project: Project, entry: InboxEntry, by: str, via: str) -> None:
+    """Archive the decision or memory a merge created, as `decision_archive` and `memory_archive` do,
+    with an audit event naming the undo; refused when something has built on it since the merge."""
+    if _merged_outside(entry):
+        raise Conflict(
+            f"entry {entry.slug!r} was merged into the team's own files, which already hold it; "
+            "archive the decision there instead"
+        )
+    now = timezone.now()
+    made: Decision | AgentMemory
+    if entry.decision_id is not None:
+        made = locked(Decision.objects.filter(pk=entry.decision_id)).get()
+        _require_undoable_decision(made)
+        Decision.objects.filter(pk=made.pk).update(
+            status=DecisionStatus.ARCHIVED, status_changed_at=now, updated_at=now
+        )
+    else:
+        assert entry.memory_id is not None  # a merged entry links to a decision or a memory
+        made = locked(AgentMemory.objects.filter(pk=entry.memory_id)).get()
+        _require_undoable_memory(made)
+        AgentMemory.objects.filter(pk=made.pk).update(status=MemoryStatus.ARCHIVED, updated_at=now)
+    audit(
+        project=project,
+        actor=by,
+        via=via,
+        action="archive",
+        obj=made,
+        from_state=made.status,
+        to_state="archived",
+        detail={"undo": "merge", "entry_id": entry.pk},
+    )
+
+
+def _merged_outside(entry: InboxEntry) -> bool:
+    """Whether the entry's merge came from the workspace (`entry_merged_outside`), not from Canon."""
+    last = (
+        AuditEvent.objects.filter(object_type="inboxentry", object_id=entry.pk, action="merge")
+        .order_by("-id")
+        .values_list("via", flat=True)
+        .first()
+    )
+    return last == "import" or (entry.decision is not None and entry.decision.source == Source.IMPORT)
+
+
+def _require_undoable_decision(decision: Decision) -> None:
+    name = f"decision #{decision.pk}"
+    if decision.status == DecisionStatus.SUPERSEDED:
+        raise Conflict(f"{name} has been superseded since the merge; undo or edit its replacement instead")
+    if decision.status != DecisionStatus.ACTIVE:
+        raise Conflict(f"{name} is already {decision.status}; there is nothing left to undo")
+    if decision.supersedes.exists():
+        raise Conflict(f"{name} replaced an earlier decision when it was merged; supersede it instead")
+    if decision.revisions.exists():
+        raise Conflict(f"{name} has been edited since the merge; archive it instead if it is wrong")
+
+
+def _require_undoable_memory(memory: AgentMemory) -> None:
+    name = f"memory #{memory.pk}"
+    if memory.status != MemoryStatus.ACTIVE:
+        raise Conflict(f"{name} is {memory.status} since the merge; there is nothing left to undo")
+    changed = AuditEvent.objects.filter(object_type="agentmemory", object_id=memory.pk).exists()
+    if changed or memory.supersedes.exists():
+        raise Conflict(f"{name} has been edited or merged since; archive it instead if it is wrong")
 
 
 def memory_propose(

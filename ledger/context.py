@@ -23,19 +23,19 @@ decision those of its block, a session those of its block. The reported `tokens`
 those stored counts (headings and labels are not counted); nothing stored is tokenised again here,
 but for a session block that had to be cut, whose cut form is counted.
 
-Cost. A compile makes a fixed number of queries whatever the size of the ledger: one for the
-boundaries, one for the memory candidates (the agent's own and the cross-team ones, each read in
-order a page at a time, stopping as soon as `max_items` are taken; a second page is read only when a
-whole page of candidates had to be skipped for the budget), one for the open session, and, with a
-task, two for the relevant layer (memories, episodes: each the best `RELEVANT_CANDIDATES` by text
-score, found through the full-text index), and on SQLite one more that counts, up to a cap, the rows
-holding each task word. With a `run_id`, the audit record adds an insert and one for each non-empty
-list of included rows. Each query is served by an index named in `ledger.models` or by the full-text
-index (`ledger.search`). The relevant layer's cost follows the rows its match finds, so the match is
-kept small: the index holds scope words saying who may read each row, asked for together with the
-task's words, and on a large ledger the task words that most rows hold are left out
-(`kept_task_words`). Rendered blocks are remembered by `ledger.untrusted.block`, and a candidate's
-line is rendered only when it is taken.
+Cost. A compile makes a fixed number of queries whatever the size of the ledger: one for the boundaries,
+one for the memory candidates (the agent's own and the cross-team ones, each read in order a page at a
+time, stopping as soon as `max_items` are taken; a second page is read only when a whole page of
+candidates had to be skipped for the budget), one for the open session, and, with a task, two for the
+relevant layer (memories, episodes: each the best `RELEVANT_CANDIDATES` by text score, found through the
+full-text index), and on SQLite one more that counts, up to a cap, the rows holding each task word, when
+this process has not counted them in the last `STATS_SECONDS`. With a `run_id`, the audit record adds an
+insert and one for each non-empty list of included rows. Each query is served by an index named in
+`ledger.models` or by the full-text index (`ledger.search`). The relevant layer's cost follows the rows
+its match finds, so the match is kept small: the index holds scope words saying who may read each row,
+asked for together with the task's words, and on a large ledger the task words that most rows hold are
+left out (`kept_task_words`). Rendered blocks are remembered by `ledger.untrusted.block`, and a
+candidate's line is rendered only when it is taken.
 
 Untrusted text. Every value an agent wrote or a file brought in is shaped by `ledger.untrusted`:
 titles, agent names and active issues are one line; contents, rationales, the focus and the summary
@@ -425,9 +425,11 @@ LIMIT %s
 
 # How common each task word is, for `rare_words`: the share of the memory index's rows holding it.
 # SQLite: counted in the FTS5 index for each word, each count stopping at COMMON_SHARE of the rows (so
-# a common word costs no more than a rare one). PostgreSQL: the most common lexemes and their shares
+# a common word costs no more than a rare one), and remembered per process for STATS_SECONDS (at most
+# COUNTED_WORDS words; more forgets them all). PostgreSQL: the most common lexemes and their shares
 # that ANALYZE keeps for `search_vector` (pg_stats), read at most every STATS_SECONDS per process, the
 # words stemmed as the `english` configuration stems them; no statistics yet means nothing is left out.
+# Either way a word's share is at most STATS_SECONDS old: how common a word is changes slowly.
 SHARES_SQLITE_WORD = (
     "(SELECT count(*) FROM (SELECT 1 FROM ledger_memory_fts WHERE ledger_memory_fts MATCH %s"
     " LIMIT (SELECT CAST(coalesce(max(id), 0) * {share} AS INTEGER) + 1 FROM ledger_agentmemory)))"
@@ -439,32 +441,76 @@ WHERE p.schemaname = current_schema() AND p.tablename = 'ledger_agentmemory'
   AND p.attname = 'search_vector' AND e.elem IS NOT NULL
 """
 STATS_SECONDS = 600.0
+COUNTED_WORDS = 10_000
 
 
 @dataclass
 class _LexemeStats:
+    """PostgreSQL: every common lexeme's share, read together."""
+
     rows: int = 0
     shares: dict[str, float] = field(default_factory=dict)
     read_at: float = -STATS_SECONDS
 
 
+@dataclass
+class _WordCounts:
+    """SQLite: the share of each word counted so far, with when it was counted, and the index's size
+    at the last count."""
+
+    rows: int = 0
+    shares: dict[str, tuple[float, float]] = field(default_factory=dict)
+
+
 _pg_stats = _LexemeStats()
 _pg_stats_lock = threading.Lock()
+_sqlite_counts = _WordCounts()
+_sqlite_counts_lock = threading.Lock()
 _english = stemmer("english")
+_english_lock = threading.Lock()
+
+
+@functools.lru_cache(maxsize=4096)
+def _stem(word: str) -> str:
+    """`word` as PostgreSQL's `english` configuration stems it (a stemmer object is not thread-safe)."""
+    with _english_lock:
+        return str(_english.stemWord(word))
+
+
+def forget_word_stats() -> None:
+    """Read how common words are afresh at the next compile, on either engine."""
+    global _pg_stats, _sqlite_counts
+    with _pg_stats_lock, _sqlite_counts_lock:
+        _pg_stats, _sqlite_counts = _LexemeStats(), _WordCounts()
+
+
+def _sqlite_shares(cursor: Any, words: list[str]) -> tuple[dict[str, float], int]:
+    """Each word's share of the memory index's rows, counting only the words not counted lately."""
+    with _sqlite_counts_lock:
+        now = time.monotonic()
+        known = _sqlite_counts.shares
+        stale = [word for word in words if now - known.get(word, (0.0, -STATS_SECONDS))[1] >= STATS_SECONDS]
+        if len(known) + len(stale) > COUNTED_WORDS:
+            known.clear()
+            stale = words
+        if stale:
+            share = f"{COMMON_SHARE:.6f}"
+            counts = ", ".join([SHARES_SQLITE_WORD.format(share=share)] * len(stale))
+            cursor.execute(
+                f"SELECT (SELECT coalesce(max(id), 0) FROM ledger_agentmemory), {counts}",
+                [f'{{content tag_index}} : "{word}"' for word in stale],
+            )
+            rows, *found = cursor.fetchone()
+            for word, count in zip(stale, found, strict=True):
+                known[word] = (count / rows if rows else 0.0, now)
+            _sqlite_counts.rows = rows
+        return {word: known[word][0] for word in words}, _sqlite_counts.rows
 
 
 def kept_task_words(cursor: Any, vendor: str, words: list[str]) -> list[str]:
     """`words` without those too common to rank by (`ledger.relevance.rare_words`)."""
     if vendor == "sqlite":
-        share = f"{COMMON_SHARE:.6f}"
-        counts = ", ".join([SHARES_SQLITE_WORD.format(share=share)] * len(words))
-        cursor.execute(
-            f"SELECT (SELECT coalesce(max(id), 0) FROM ledger_agentmemory), {counts}",
-            [f'{{content tag_index}} : "{word}"' for word in words],
-        )
-        rows, *counts_ = cursor.fetchone()
-        shares = {word: count / rows for word, count in zip(words, counts_, strict=True) if rows}
-        return rare_words(words, shares, rows)
+        return rare_words(words, *_sqlite_shares(cursor, words))
     global _pg_stats
     with _pg_stats_lock:
         if time.monotonic() - _pg_stats.read_at >= STATS_SECONDS:
@@ -476,7 +522,7 @@ def kept_task_words(cursor: Any, vendor: str, words: list[str]) -> list[str]:
                 read_at=time.monotonic(),
             )
         stats = _pg_stats
-    shares = {word: stats.shares.get(_english.stemWord(word), 0.0) for word in words}
+    shares = {word: stats.shares.get(_stem(word), 0.0) for word in words}
     return rare_words(words, shares, stats.rows)
 
 

@@ -13,9 +13,10 @@ match (AND), the words stemmed (`migrations` finds `migration`) and the last one
 punctuation or stop words) matches nothing. Matching rows come best first: BM25 on SQLite,
 `ts_rank_cd` on PostgreSQL, newest first among equals.
 
-The search narrows the queryset it is given, through an uncorrelated `id IN (…)` subquery, and ranks
-with a subquery tied to each row's id: the result is still that queryset, with its visibility rules,
-joins, counting and paging.
+The search narrows the queryset it is given and ranks its rows (SQLite: an uncorrelated `id IN (…)`
+over the FTS5 table, and a score read from the matches; PostgreSQL: the row's own `tsvector`, matched
+and ranked where it stands): the result is still that queryset, with its visibility rules, joins,
+counting and paging.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from django.db import connection
-from django.db.models import F, FloatField, Func, Model, QuerySet
+from django.db.models import BooleanField, Expression, F, Field, FloatField, Func, Model, QuerySet, Subquery
 from django.db.models.expressions import RawSQL
 
 from ledger.models import AgentMemory, Decision, Episode, InboxEntry
@@ -114,18 +115,23 @@ class Rank(Func):
     """A row's relevance to the query, higher is better: a subquery tied to the row's own id.
 
     The id is compiled by Django (`F("pk")`), so the subquery follows the row's table under whatever
-    alias the query gives it, inside another query's subquery too.
+    alias the query gives it, inside another query's subquery too. `among`, when given, is a queryset
+    whose ids the subquery may limit its work to (`{among}` in its SQL).
     """
 
     output_field = FloatField()
 
-    def __init__(self, sql: str, params: list[Any]) -> None:
-        super().__init__(F("pk"))
+    def __init__(self, sql: str, params: list[Any], among: QuerySet[Any] | None = None) -> None:
+        super().__init__(F("pk"), *([Subquery(among.order_by().values("pk"))] if among is not None else []))
         self.sql, self.params = sql, params
 
     def as_sql(self, compiler: Any, connection: Any, **extra: Any) -> tuple[str, list[Any]]:  # type: ignore[override]
         pk, pk_params = compiler.compile(self.source_expressions[0])
-        return self.sql.replace("{pk}", pk), [*self.params, *pk_params]
+        sql, params = self.sql, list(self.params)
+        if len(self.source_expressions) > 1:
+            among, among_params = compiler.compile(self.source_expressions[1])
+            sql, params = sql.replace("{among}", among), [*params, *among_params]
+        return sql.replace("{pk}", pk), [*params, *pk_params]
 
 
 def _sqlite(rows: QuerySet[M], words: list[str]) -> tuple[RawSQL, Rank]:
@@ -137,21 +143,41 @@ def _sqlite(rows: QuerySet[M], words: list[str]) -> tuple[RawSQL, Rank]:
     # bm25() is lower for a better match; negated, so that higher is better on both databases. The
     # scores are computed in one pass over the matches and materialised once per statement: bm25()
     # reads the whole index to weigh each word, so a MATCH per row would cost as much as all of them.
+    # Only the rows the list holds so far (its project, status, type…) are scored: a common word
+    # matches most of the index, and scoring every match took most of a filtered search's time. The
+    # unary `+` keeps FTS5 from taking `rowid IN` as a list of lookups, each a MATCH of its own.
     rank = Rank(
         f"(WITH scores AS MATERIALIZED (SELECT rowid AS id, -bm25({table}, {weights}) AS score FROM {table}"
-        f" WHERE {table} MATCH %s) SELECT score FROM scores WHERE scores.id = {{pk}})",
+        f" WHERE {table} MATCH %s AND +rowid IN {{among}})"
+        " SELECT score FROM scores WHERE scores.id = {pk})",
         [match],
+        among=rows,
     )
     return matching, rank
 
 
-def _postgresql(rows: QuerySet[M], words: list[str]) -> tuple[RawSQL, Rank]:
-    quote = connection.ops.quote_name
-    table, column = quote(rows.model._meta.db_table), quote(PG_COLUMN)
+class _OwnColumn(Func):
+    """SQL over a column the models do not declare (PostgreSQL's `search_vector`), on the row's own
+    table under whatever alias the query gives it: `{column}` in `sql` becomes that aliased column."""
+
+    def __init__(self, sql: str, params: list[Any], output_field: Field[Any, Any]) -> None:
+        super().__init__(F("pk"), output_field=output_field)
+        self.sql, self.params = sql, params
+
+    def as_sql(self, compiler: Any, connection: Any, **extra: Any) -> tuple[str, list[Any]]:  # type: ignore[override]
+        pk, _ = compiler.compile(self.source_expressions[0])
+        alias = pk.rsplit(".", 1)[0]  # `"U0"."id"` → `"U0"`
+        return self.sql.replace("{column}", f"{alias}.{connection.ops.quote_name(PG_COLUMN)}"), self.params
+
+
+def _postgresql(rows: QuerySet[M], words: list[str]) -> tuple[Expression, Expression]:
+    # The match and the rank read the row's own column: the planner can then read the page's other
+    # conditions first and check the few rows they leave, rather than gather every row a common word
+    # matches through the index.
     query = f"to_tsquery('{PG_CONFIG}', %s)"
     text = tsquery(words)
-    matching = RawSQL(f"SELECT id FROM {table} WHERE {column} @@ {query}", [text])
-    rank = Rank(f"(SELECT ts_rank_cd(s.{column}, {query}) FROM {table} s WHERE s.id = {{pk}})", [text])
+    matching = _OwnColumn(f"{{column}} @@ {query}", [text], BooleanField())
+    rank = _OwnColumn(f"ts_rank_cd({{column}}, {query})", [text], FloatField())
     return matching, rank
 
 
@@ -164,6 +190,10 @@ def search(rows: QuerySet[M], q: str) -> QuerySet[M]:
     words = terms(q)
     if not words:
         return rows.none()
-    build = _postgresql if connection.vendor == "postgresql" else _sqlite
-    matching, rank = build(rows, words)
-    return rows.filter(pk__in=matching).alias(search_rank=rank).order_by("-search_rank", "-created_at", "-id")
+    if connection.vendor == "postgresql":
+        matching, rank = _postgresql(rows, words)
+        rows = rows.filter(matching)
+    else:
+        found, rank = _sqlite(rows, words)
+        rows = rows.filter(pk__in=found)
+    return rows.alias(search_rank=rank).order_by("-search_rank", "-created_at", "-id")

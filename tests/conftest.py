@@ -12,7 +12,7 @@ from django.core.cache import cache
 from django.db import connection
 from django.test import Client
 
-from ledger import services
+from ledger import context, services
 from ledger.models import Project
 
 
@@ -33,8 +33,10 @@ def _test_settings(settings: Any) -> None:
     """Tests opt in to the mirror's export-after-write; passwords use a fast hasher; the cache is empty."""
     settings.CANON_EXPORT_ON_WRITE = False
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-    # Each test starts with no writes counted against any agent's rate.
+    # Each test starts with no writes counted against any agent's rate, and with the compiler knowing
+    # nothing of how common words are.
     cache.clear()
+    context.forget_word_stats()
 
 
 @pytest.fixture

@@ -4,8 +4,11 @@ say what a task is about are left out of the match once the ledger is large."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from ledger import context, relevance, services
 from ledger.context import kept_task_words
@@ -31,9 +34,9 @@ def test_rare_words_leaves_out_common_words_only_on_a_large_index():
 
 
 @pytest.fixture
-def stats_read_again(monkeypatch):
-    """PostgreSQL's word statistics read afresh (they are cached per process), after ANALYZE."""
-    monkeypatch.setattr(context, "_pg_stats", context._LexemeStats())
+def stats_read_again():
+    """How common words are, read afresh (it is remembered per process), after ANALYZE on PostgreSQL."""
+    context.forget_word_stats()
     if connection.vendor == "postgresql":
         with connection.cursor() as cursor:
             cursor.execute("ANALYZE ledger_agentmemory")
@@ -45,7 +48,7 @@ def test_a_word_in_most_memories_is_left_out_of_a_large_ledgers_match(project, m
         remember(project, "Ripley", f"Webhook handler note number {i} for the payments service.")
     rare = remember(project, "Ripley", "The webhook signing secret rotates with the ledger keys.")
     monkeypatch.setattr(relevance, "PRUNE_FROM", 10)
-    monkeypatch.setattr(context, "_pg_stats", context._LexemeStats())
+    context.forget_word_stats()
     if connection.vendor == "postgresql":
         with connection.cursor() as cursor:
             cursor.execute("ANALYZE ledger_agentmemory")
@@ -88,3 +91,44 @@ def test_scope_words_are_not_found_by_what_someone_types(project):
     rows = AgentMemory.objects.filter(project=project)
     assert list(search(rows, f"canonagent{note.agent_id}")) == []
     assert list(search(rows, "rotate")) == [note]
+
+
+def counted_words(queries) -> list[str]:
+    """The words a compile counted (SQLite), from the queries it made."""
+    found = [query["sql"] for query in queries if "coalesce(max(id), 0)" in query["sql"]]
+    return [word for sql in found for word in re.findall(r'\{content tag_index\} : "(\w+)"', sql)]
+
+
+@pytest.mark.sqlite_only
+def test_sqlite_counts_each_word_once_a_while(project, monkeypatch):
+    remember(project, "Ripley", "Webhook handler retries with backoff.")
+    with CaptureQueriesContext(connection) as first:
+        context.compile(project, "Ripley", task="webhook retries")
+    with CaptureQueriesContext(connection) as again:
+        context.compile(project, "Ripley", task="webhook retries")
+    with CaptureQueriesContext(connection) as more:
+        context.compile(project, "Ripley", task="webhook signing")
+    assert counted_words(first) == ["webhook", "retries"]
+    assert counted_words(again) == []
+    assert counted_words(more) == ["signing"]
+
+    monkeypatch.setattr(context, "STATS_SECONDS", 0.0)  # every count is out of date at once
+    with CaptureQueriesContext(connection) as stale:
+        context.compile(project, "Ripley", task="webhook signing")
+    assert counted_words(stale) == ["webhook", "signing"]
+
+
+@pytest.mark.sqlite_only
+def test_sqlite_forgets_every_count_past_its_limit_and_still_leaves_out_common_words(project, monkeypatch):
+    for i in range(60):
+        remember(project, "Ripley", f"Webhook handler note number {i} for the payments service.")
+    remember(project, "Ripley", "The webhook signing secret rotates with the ledger keys.")
+    monkeypatch.setattr(relevance, "PRUNE_FROM", 10)
+    monkeypatch.setattr(context, "COUNTED_WORDS", 2)
+    with connection.cursor() as cursor:
+        assert kept_task_words(cursor, "sqlite", ["payments", "ledger"]) == ["ledger"]
+    # One more word would make three: every count is forgotten, and both words are counted afresh.
+    with CaptureQueriesContext(connection) as queries, connection.cursor() as cursor:
+        assert kept_task_words(cursor, "sqlite", ["webhook", "ledger"]) == ["ledger"]
+    assert counted_words(queries) == ["webhook", "ledger"]
+    assert set(context._sqlite_counts.shares) == {"webhook", "ledger"}

@@ -255,3 +255,28 @@ def test_postgresql_generated_columns_and_indexes_exist():
         indexes = {row[0] for row in cursor.fetchall()}
     assert tables == {"ledger_agentmemory", "ledger_decision", "ledger_inboxentry", "ledger_episode"}
     assert indexes == {f"{table}_search" for table in tables}
+
+
+@pytest.mark.postgresql_only
+def test_postgresql_search_indexes_take_each_write_at_once():
+    """No pending list: a search costs the same right after a burst of writes (migration 0012)."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT c.relname, c.reloptions FROM pg_class c WHERE c.relkind = 'i' AND c.relname LIKE 'ledger_%_search'"
+        )
+        options = dict(cursor.fetchall())
+    assert len(options) == 4
+    assert all(found == ["fastupdate=off"] for found in options.values()), options
+
+
+@pytest.mark.postgresql_only
+def test_postgresql_new_memories_leave_no_pending_index_entries(project):
+    for i in range(30):
+        services.memory_record(
+            project=project, agent_name="Ripley", type="learning", content=f"Webhook retry note {i}."
+        )
+    with connection.cursor() as cursor:
+        # PostgreSQL's contrib module that reads a GIN index's pending list (the test database only).
+        cursor.execute("CREATE EXTENSION IF NOT EXISTS pgstattuple")
+        cursor.execute("SELECT pending_tuples FROM pgstatginindex('ledger_agentmemory_search')")
+        assert cursor.fetchone()[0] == 0

@@ -1,7 +1,8 @@
 """Seed a demo project so a newcomer sees a working dashboard right after `make run`.
 
-Idempotent: the ledger rows are created once; the login's password is reset and fresh API tokens are
-printed on every run.
+Idempotent: the ledger rows are created once; the logins' passwords are reset and fresh API tokens are
+printed on every run. Besides the coordinator and the viewer it makes a superuser for the admin
+(`/admin/`), which no member login may enter.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ DEMO_SLUG = "demo"
 DEMO_USER = "demo"
 DEMO_PASSWORD = "demo-password"
 VIEWER_USER = "viewer"
+ADMIN_USER = "admin"
 
 DECISIONS = [
     (
@@ -161,6 +163,7 @@ class Command(BaseCommand):
                 self._seed(project)
             user = self._user(DEMO_USER, DEMO_PASSWORD, project, MemberRole.COORDINATOR)
             self._user(VIEWER_USER, DEMO_PASSWORD, project, MemberRole.VIEWER)
+            self._superuser(ADMIN_USER, DEMO_PASSWORD)
         _, agent_secret = services.token_issue(project=project, role="agent", agent_name="Alice")
         _, lead_secret = services.token_issue(project=project, role="coordinator", label="lead")
         self.stdout.write(
@@ -171,6 +174,7 @@ class Command(BaseCommand):
                     f"  Dashboard: {url}",
                     f"  Login:     {user.get_username()} / {DEMO_PASSWORD}   (coordinator)",
                     f"             {VIEWER_USER} / {DEMO_PASSWORD}   (viewer, read-only)",
+                    f"  Admin:     {url}admin/   {ADMIN_USER} / {DEMO_PASSWORD}   (superuser)",
                     f"  Workspace: {workspace}",
                     f"  Agent token (Alice):     {agent_secret}",
                     f"  Coordinator token (lead): {lead_secret}",
@@ -251,4 +255,13 @@ class Command(BaseCommand):
         user.set_password(password)
         user.save()
         Membership.objects.update_or_create(user=user, project=project, defaults={"role": role})
+        return user
+
+    def _superuser(self, username: str, password: str) -> Any:
+        """The admin's login: staff and superuser (so it also sees and acts on every project), its
+        password reset on every run like the others."""
+        user, _ = get_user_model().objects.get_or_create(username=username)
+        user.is_staff = user.is_superuser = user.is_active = True
+        user.set_password(password)
+        user.save()
         return user

@@ -16,6 +16,7 @@ from django import forms
 from ledger.models import DecisionType, Importance
 from ledger.services import TITLE_MAX_LENGTH
 from ledger.values import AGENT_NAME_MAX_LENGTH
+from review.models import Density
 
 # Bulk actions on the inbox, and retyping decisions, take at most this many ids at a time.
 BULK_LIMIT = 200
@@ -94,8 +95,8 @@ def problems(form: forms.Form) -> list[str]:
 
 
 class RejectForm(forms.Form):
-    """Reject one entry. Its reason comes from the bar above the list (`reason`), or from a field of
-    the row's own (`reason_<id>`), which wins when both are sent."""
+    """Reject one entry with the reason its own form sends (`reason`: the inbox row's field, or the
+    entry page's). `reason_<id>`, a field named for the row, is taken too and wins when both are sent."""
 
     reason = _text("reason", required=False, max_length=REASON_MAX_LENGTH)
 
@@ -111,9 +112,14 @@ class RejectForm(forms.Form):
 
 
 class BulkForm(forms.Form):
-    """Merge or reject the selected entries. A merge including flagged entries needs `confirm_flagged`."""
+    """Merge, reject or undo the decision of the selected entries. A merge including flagged entries
+    needs `confirm_flagged`."""
 
-    action = _choice("action", [("merge", "Merge"), ("reject", "Reject")], required="Choose merge or reject.")
+    action = _choice(
+        "action",
+        [("merge", "Merge"), ("reject", "Reject"), ("undo", "Undo")],
+        required="Choose merge or reject.",
+    )
     ids = IdsField(
         limit=BULK_LIMIT,
         error_messages={
@@ -123,6 +129,12 @@ class BulkForm(forms.Form):
     )
     reason = _text("reason", required=False, max_length=REASON_MAX_LENGTH)
     confirm_flagged = forms.BooleanField(required=False)
+
+
+class DensityForm(forms.Form):
+    """How dense the reviewer wants the inbox: comfortable or compact rows."""
+
+    density = _choice("density", Density.choices, required="density: choose comfortable or compact")
 
 
 # --- decisions ----------------------------------------------------------------------------------

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from django.db.models import Q
 
@@ -40,7 +41,19 @@ STOP_WORDS = frozenset(
 def flags(*texts: str) -> list[str]:
     """Warnings for the reviewer about `texts` read together: `ledger.untrusted.flags`, the one detector
     (hidden and direction-changing characters, imitations of Canon's headings, orders to the model)."""
-    return untrusted.flags("\n".join(texts))
+    return list(_flags("\n".join(texts)))
+
+
+@lru_cache(maxsize=512)
+def _flags(text: str) -> tuple[str, ...]:
+    """Kept for the last few hundred texts: a list shows the same rows again after every action, and
+    reading a text for look-alike letters costs more than the rest of its row."""
+    return tuple(untrusted.flags(text))
+
+
+def excerpt(text: str, length: int = 160) -> str:
+    """The start of `text` as a row shows it: at most `length` characters, an ellipsis when cut."""
+    return text if len(text) <= length else text[: length - 1].rstrip() + "…"
 
 
 def _words(title: str) -> set[str]:

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from django.urls import path
 
-from review.views import decisions, inbox, memory, mirror, projects, sessions, told
+from review.views import audit, decisions, entry, inbox, memory, mirror, projects, sessions, told, undo
 
 app_name = "review"
 
@@ -13,9 +13,13 @@ urlpatterns = [
     path(P, projects.project_page, name="project"),
     path(P + "inbox/", inbox.inbox_list, name="inbox"),
     path(P + "inbox/bulk", inbox.inbox_bulk, name="inbox_bulk"),
-    path(P + "inbox/<int:entry_id>/", inbox.entry_page, name="entry"),
+    path(P + "inbox/density", inbox.inbox_density, name="inbox_density"),
+    path(P + "inbox/<int:entry_id>/", entry.entry_page, name="entry"),
+    path(P + "inbox/<int:entry_id>/edit", entry.entry_edit, name="entry_edit"),
     path(P + "inbox/<int:entry_id>/merge", inbox.entry_merge, name="entry_merge"),
     path(P + "inbox/<int:entry_id>/reject", inbox.entry_reject, name="entry_reject"),
+    path(P + "inbox/<int:entry_id>/undo", undo.entry_undo, name="entry_undo"),
+    path(P + "inbox/<int:entry_id>/resolve", undo.entry_resolve, name="entry_resolve"),
     path(P + "decisions/", decisions.decision_list, name="decisions"),
     path(P + "decisions/new", decisions.decision_new, name="decision_new"),
     path(P + "decisions/retype", decisions.decision_retype, name="decision_retype"),
@@ -39,4 +43,5 @@ urlpatterns = [
     path(P + "mirror/", mirror.mirror_page, name="mirror"),
     path(P + "mirror/import", mirror.mirror_import, name="mirror_import"),
     path(P + "mirror/export", mirror.mirror_export, name="mirror_export"),
+    path(P + "audit/", audit.audit_list, name="audit"),
 ]

@@ -13,8 +13,12 @@ from django.contrib import messages
 from django.core.paginator import Page, Paginator
 from django.db.models import Count, Q, QuerySet
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
+from django.middleware.csrf import get_token
 from django.shortcuts import render
+from django.urls import reverse
+from django.utils.html import format_html, format_html_join
 from django.utils.http import url_has_allowed_host_and_scheme
+from django.utils.safestring import SafeString
 from django_htmx.middleware import HtmxDetails
 
 from ledger import services
@@ -39,6 +43,25 @@ def render_list(
     `template`, which is what the request swaps."""
     name = f"{template}#{partial}" if request.htmx else template
     return render(request, name, context, status=status)
+
+
+def urls_by_id(name: str, *args: object) -> Callable[[int], str]:
+    """`reverse(name, args=[*args, pk])` for many `pk`s at the cost of one reverse: a list builds the
+    links of every row from it (fifty rows with three links each spent more time reversing than
+    reading the rows). The id must be the URL's last argument."""
+    marker = 2**62  # no project slug holds these nineteen digits
+    head, tail = reverse(name, args=[*args, marker]).rsplit(str(marker), 1)
+    return lambda pk: f"{head}{pk}{tail}"
+
+
+def hidden_fields(request: HttpRequest, **fields: str) -> SafeString:
+    """The CSRF token and `fields` as hidden inputs, rendered once for the forms of every row of a list
+    (fifty rows' `{% csrf_token %}` tags took longer to render than their text)."""
+    return format_html(
+        '<input type="hidden" name="csrfmiddlewaretoken" value="{}">{}',
+        get_token(request),
+        format_html_join("", '<input type="hidden" name="{}" value="{}">', fields.items()),
+    )
 
 
 def paginate(rows: QuerySet[Any] | Sequence[Any], number: str | None) -> Page[Any]:

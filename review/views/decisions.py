@@ -12,16 +12,19 @@ from typing import Any
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.db.models import QuerySet
 from django.http import HttpResponse, HttpResponseRedirect, QueryDict
-from django.shortcuts import redirect, render
+from django.shortcuts import render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from ledger import selectors, services
-from ledger.models import AuditEvent, Decision, DecisionStatus, DecisionType
+from ledger.models import AuditEvent, Decision, DecisionStatus, DecisionType, Project
 from review.access import ProjectAccess, in_project, project_for_user
+from review.diff import revision_diffs
 from review.filters import DecisionFilter
 from review.forms import DecisionForm, DecisionTextForm, RetypeForm, SupersedeForm
+from review.neighbours import Neighbours, neighbours
 from review.views.base import (
     HtmxHttpRequest,
     attempt,
@@ -36,6 +39,12 @@ from review.views.base import (
 SUPERSEDE_CHOICES = 200
 
 
+def decision_queryset(project: Project) -> QuerySet[Decision]:
+    """The decision list's rows in its order, newest first: the list and each decision's page (its
+    previous and next) read them alike."""
+    return Decision.objects.filter(project=project).select_related("agent").order_by("-created_at", "-id")
+
+
 def _render_decisions(
     request: HtmxHttpRequest,
     access: ProjectAccess,
@@ -45,10 +54,7 @@ def _render_decisions(
     record: DecisionForm | None = None,
 ) -> HttpResponse:
     """The decision list filtered by `params`; `record` is the "record a decision" form as typed."""
-    base = (
-        Decision.objects.filter(project=access.project).select_related("agent").order_by("-created_at", "-id")
-    )
-    filterset = DecisionFilter(params, queryset=base)
+    filterset = DecisionFilter(params, queryset=decision_queryset(access.project))
     rows = filterset.qs if filterset.is_valid() else Decision.objects.none()
     context = project_context(
         access,
@@ -144,11 +150,44 @@ def decision_new(request: HtmxHttpRequest, project: str) -> HttpResponse:
         refused(request, form)
         return _render_decisions(request, access, QueryDict(), status=400, record=form)
     messages.success(request, "Decision recorded.")
-    return redirect("review:decision", access.project.slug, decision.pk)
+    return _to_decision(request, access, decision.pk)
 
 
 def _decision(access: ProjectAccess, decision_id: int) -> Decision:
-    return in_project(access, Decision.objects.select_related("agent", "superseded_by"), decision_id)
+    """The decision, with the inbox entry it was merged from (if any) and that entry's agent."""
+    rows = Decision.objects.select_related("agent", "superseded_by", "source_entry__agent")
+    return in_project(access, rows, decision_id)
+
+
+def _place(access: ProjectAccess, decision: Decision, params: QueryDict) -> Neighbours:
+    """The decision's neighbours in the decision list filtered by `params`, in the list's order."""
+    filterset = DecisionFilter(params, queryset=decision_queryset(access.project))
+    if not filterset.is_valid():
+        return Neighbours(None, None, None, 0)
+    return neighbours(filterset.qs, decision)
+
+
+def _links(access: ProjectAccess, place: Neighbours, query: str) -> dict[str, str]:
+    """The URLs of the list and of the decisions around this one, each with the list's query string."""
+    suffix = f"?{query}" if query else ""
+
+    def decision_url(pk: int | None) -> str:
+        return f"{reverse('review:decision', args=[access.project.slug, pk])}{suffix}" if pk else ""
+
+    return {
+        "list": f"{reverse('review:decisions', args=[access.project.slug])}{suffix}",
+        "previous": decision_url(place.previous),
+        "next": decision_url(place.next),
+        "first": decision_url(place.first),
+    }
+
+
+def _to_decision(request: HtmxHttpRequest, access: ProjectAccess, decision_id: int) -> HttpResponseRedirect:
+    """A decision's page, keeping the list's filters the page was opened with (its forms post to a URL
+    carrying the page's query string)."""
+    url = reverse("review:decision", args=[access.project.slug, decision_id])
+    query = request.GET.urlencode()
+    return HttpResponseRedirect(f"{url}?{query}" if query else url)
 
 
 def _decision_page(
@@ -168,6 +207,8 @@ def _decision_page(
         .order_by("-created_at", "-id")[:SUPERSEDE_CHOICES]
     )
     text = {"title": decision.title, "content": decision.content, "rationale": decision.rationale}
+    query = request.GET.urlencode()
+    place = _place(access, decision, request.GET)
     return render(
         request,
         "review/decision.html",
@@ -175,10 +216,13 @@ def _decision_page(
             access,
             nav="decisions",
             decision=decision,
-            revisions=decision.revisions.all(),
+            revisions=revision_diffs(list(decision.revisions.all()), decision),
+            place=place,
+            links=_links(access, place, query),
+            query=query,
             replaced=replaced,
             successors=successors,
-            source_entry=getattr(decision, "source_entry", None),
+            source_entry=getattr(decision, "source_entry", None),  # read with the decision
             choices=choices,
             types=DecisionType.choices,
             runs=selectors.runs_told_decision(decision, limit=50),
@@ -220,7 +264,7 @@ def decision_edit(request: HtmxHttpRequest, project: str, decision_id: int) -> H
         messages.success(request, "Nothing to save: the text is unchanged.")
     else:
         messages.success(request, "Saved. The previous text is kept as a revision.")
-    return redirect("review:decision", access.project.slug, decision.pk)
+    return _to_decision(request, access, decision.pk)
 
 
 @require_POST
@@ -237,7 +281,7 @@ def decision_archive(request: HtmxHttpRequest, project: str, decision_id: int) -
         messages.error(request, error)
     else:
         messages.success(request, "Archived.")
-    return redirect("review:decision", access.project.slug, decision.pk)
+    return _to_decision(request, access, decision.pk)
 
 
 @require_POST
@@ -255,7 +299,7 @@ def decision_supersede(request: HtmxHttpRequest, project: str, decision_id: int)
             refused(request, replacement)
             return _decision_page(request, access, decision, status=400, replacement=replacement)
         messages.success(request, "Superseded. The chain is shown below.")
-        return redirect("review:decision", access.project.slug, new.pk)
+        return _to_decision(request, access, new.pk)
     form = SupersedeForm(request.POST)
     superseded = submit(
         form,
@@ -271,4 +315,4 @@ def decision_supersede(request: HtmxHttpRequest, project: str, decision_id: int)
         refused(request, form)
     else:
         messages.success(request, "Superseded. The chain is shown below.")
-    return redirect("review:decision", access.project.slug, decision.pk)
+    return _to_decision(request, access, decision.pk)

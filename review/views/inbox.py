@@ -1,41 +1,66 @@
-"""The inbox coordinators triage: the queue, one entry's page, and merging or rejecting entries one by
-one or in bulk (docs/dashboard.md).
+"""The inbox coordinators triage: the queue, and merging, rejecting and undoing entries one by one or in
+bulk (docs/dashboard.md); one entry's page is `review.views.entry`.
 
-An action answers an htmx request with the fragment to swap (the row, or the whole list after a bulk
-action) and a plain form post with a redirect back to the list it came from.
+A decided row stays where it was, one line saying what became of it, with an Undo while the undo window
+is open; the toast above the list says what the last action did and offers to undo it. Single and bulk
+actions behave alike: with htmx, the decided rows are swapped in place (the bulk answer swaps them out
+of band); without JavaScript, a plain form post is answered with a redirect back to the list it came
+from, and the toast is shown there once.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from datetime import datetime, timedelta
 from typing import Any
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Page
 from django.db.models import Case, IntegerField, QuerySet, Value, When
-from django.http import HttpResponse, QueryDict
+from django.http import HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import render
 from django.urls import reverse
+from django.utils import timezone
+from django.utils.html import format_html_join
 from django.views.decorators.http import require_GET, require_POST
+from django_htmx.http import reswap
 
 from ledger import services
-from ledger.models import BOUNDARY_TYPES, AuditEvent, EntryStatus, InboxEntry, Project
+from ledger.models import BOUNDARY_TYPES, Decision, EntryStatus, InboxEntry, Project
 from review.access import ProjectAccess, in_project, project_for_user
+from review.competition import competitors
 from review.filters import InboxFilter
-from review.forms import BulkForm, RejectForm, problems
-from review.inspect import flags, related_decisions
+from review.forms import BulkForm, DensityForm, RejectForm, problems
+from review.inspect import excerpt, flags
+from review.models import choose_density, density_of
 from review.views.base import (
     HtmxHttpRequest,
     attempt,
+    hidden_fields,
     paginate,
     project_context,
     redirect_back,
+    refused,
     render_list,
     submit,
+    urls_by_id,
 )
 
 # The session key holding a bulk merge that waits for a second confirmation (plain form posts only).
 CONFIRM_KEY = "inbox_bulk_confirm"
+# The session key holding the toast of the last action, shown once on the list a plain post returns to.
+TOAST_KEY = "inbox_toast"
+# How many of the proposals a row competes with it names.
+RIVALS_SHOWN = 3
+# What the toast and the messages call each action, once done.
+DONE = {"merge": "merged", "reject": "rejected", "undo": "undone"}
+
+
+def undo_seconds() -> int:
+    """How long after a merge or a rejection it can be undone (`CANON_UNDO_SECONDS`)."""
+    return int(getattr(settings, "CANON_UNDO_SECONDS", 600))
 
 
 def inbox_queryset(project: Project) -> QuerySet[InboxEntry]:
@@ -54,31 +79,101 @@ def inbox_queryset(project: Project) -> QuerySet[InboxEntry]:
     )
 
 
-def _decorate(entries: list[Any]) -> list[Any]:
+def _decorate(project: Project, entries: list[Any]) -> list[Any]:
+    """The rows as the list shows them: their name, links, excerpt and flags, and what each pending one
+    competes with (the pending entries and active decisions on the same topic, `review.competition`)."""
+    rivals = competitors(project, entries) if entries else {}
+    names = ("entry", "entry_merge", "entry_reject", "decision")
+    page_of, merge_of, reject_of, decision_of = (urls_by_id(f"review:{name}", project.slug) for name in names)
     for entry in entries:
+        entry.label = entry.title or entry.slug
+        entry.url = page_of(entry.pk)
+        entry.merge_url, entry.reject_url = merge_of(entry.pk), reject_of(entry.pk)
+        entry.excerpt = excerpt(entry.content)
         entry.flags = flags(entry.title, entry.content, entry.rationale)
+        found = rivals.get(entry.pk, [])
+        # A row names the first few; the entry's page shows them all.
+        entry.rivals = [
+            {"kind": "decision", "pk": row.pk, "title": row.title, "url": decision_of(row.pk)}
+            if isinstance(row, Decision)
+            else {"kind": "entry", "pk": row.pk, "title": row.title or row.slug, "url": page_of(row.pk)}
+            for row in found[:RIVALS_SHOWN]
+        ]
+        entry.more_rivals = len(found) - len(entry.rivals)
     return entries
 
 
-def _queue_page(entries: QuerySet[InboxEntry], number: str | None) -> Page[Any]:
-    """One page of the queue in two queries at any depth: the count, then the page's rows.
+def _queue_page(project: Project, entries: QuerySet[InboxEntry], number: str | None) -> Page[Any]:
+    """One page of the queue in three queries at any depth: the count, the page's ids, their rows.
 
-    The queue's order is computed, so the database sorts every matching entry: it sorts their ids in a
-    subquery (from `ledger_entry_review_queue` alone), and reads whole rows only for the page. Sorting
-    whole entries, text and all, took most of the page's time and spilled to disk on deep pages. The
-    page's rows are read in the list's own order, the queue's or a text search's relevance.
+    The queue's order is computed, so the database sorts every matching entry: it sorts their ids
+    (from `ledger_entry_review_queue` alone), and whole rows are read only for the page, by id. Sorting
+    whole entries, text and all, took most of the page's time and spilled to disk on deep pages; reading
+    the rows through the filtered list again ranked a text search twice. The rows keep the ids' order,
+    the queue's or a text search's relevance.
     """
     page = paginate(entries.values_list("pk", flat=True), number)
-    rows = entries.filter(pk__in=page.object_list)
-    return Page(_decorate(list(rows)), page.number, page.paginator)
+    ids = list(page.object_list)
+    # Read by id alone: the page's rows taken again from `entries` would rank a text search once more.
+    rows = {row.pk: row for row in inbox_queryset(project).filter(pk__in=ids)}
+    return Page(_decorate(project, [rows[pk] for pk in ids if pk in rows]), page.number, page.paginator)
 
 
-def _pending_confirmation(request: HtmxHttpRequest, access: ProjectAccess) -> dict[str, Any] | None:
-    """The bulk merge a plain form post left waiting for confirmation, shown once on this project's inbox."""
-    if CONFIRM_KEY not in request.session:
+def _session_once(request: HtmxHttpRequest, key: str, access: ProjectAccess) -> dict[str, Any] | None:
+    """What a plain form post left in the session under `key` for this project's inbox, shown once."""
+    if key not in request.session:
         return None
-    confirm = request.session.pop(CONFIRM_KEY)
-    return confirm if confirm.get("project") == access.project.slug else None
+    kept = request.session.pop(key)
+    return kept if kept.get("project") == access.project.slug else None
+
+
+def _toast(action: str, entries: Sequence[InboxEntry]) -> dict[str, Any]:
+    """What the toast says after `action` on `entries`, with the ids an Undo would put back (none after
+    an undo) and until when (seconds since the epoch) it may."""
+    ids = [entry.pk for entry in entries]
+    if len(entries) == 1:
+        named = f"#{entries[0].pk} {entries[0].title or entries[0].slug}"
+        text = {
+            "merge": f"Merged {named}.",
+            "reject": f"Rejected {named}.",
+            "undo": f"Undone: {named} is pending again.",
+        }[action]
+    else:
+        listed = ", ".join(f"#{pk}" for pk in ids)
+        text = {
+            "merge": f"Merged {len(ids)} entries: {listed}.",
+            "reject": f"Rejected {len(ids)} entries: {listed}.",
+            "undo": f"Undone: {len(ids)} entries are pending again ({listed}).",
+        }[action]
+    until = int(timezone.now().timestamp()) + undo_seconds()
+    return {"text": text, "ids": ids if action != "undo" else [], "until": until}
+
+
+def _shown_toast(toast: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The toast as the page shows it: its Undo only while the undo window is still open."""
+    if toast and toast["ids"] and toast["until"] <= timezone.now().timestamp():
+        toast = {**toast, "ids": []}
+    return toast
+
+
+def _list_context(request: HttpRequest, access: ProjectAccess, query: str, **extra: Any) -> dict[str, Any]:
+    """What every part of the inbox page needs: where its forms return to (`listing` and `query`, and
+    `back`, the two as the hidden fields every form carries: `next` for a plain post, `query` for
+    htmx; `row_fields`, the same with the CSRF token, for the forms of each row), the moment before
+    which a decision can no longer be undone, and the project's header."""
+    undo_after: datetime = timezone.now() - timedelta(seconds=undo_seconds())
+    listing = reverse("review:inbox", args=[access.project.slug])
+    returns = {"next": f"{listing}?{query}" if query else listing, "query": query}
+    back = format_html_join("", '<input type="hidden" name="{}" value="{}">', returns.items())
+    return project_context(
+        access,
+        listing=listing,
+        query=query,
+        back=back,
+        row_fields=hidden_fields(request, **returns),
+        undo_after=undo_after,
+        **extra,
+    )
 
 
 def _render_inbox(
@@ -89,17 +184,23 @@ def _render_inbox(
     confirm: dict[str, Any] | None = None,
 ) -> HttpResponse:
     """The inbox filtered by `params` (the page's query string, or the one an action sent along)."""
-    filterset = InboxFilter(params, queryset=inbox_queryset(access.project))
+    project = access.project
+    filterset = InboxFilter(params, queryset=inbox_queryset(project), project=project)
     entries = filterset.qs if filterset.is_valid() else InboxEntry.objects.none()
-    page = _queue_page(entries, params.get("page"))
-    context = project_context(
+    page = _queue_page(project, entries, params.get("page"))
+    context = _list_context(
+        request,
         access,
+        params.urlencode(),
         filter=filterset,
         page=page,
         params=params,
-        query=params.urlencode(),
         nav="inbox",
-        confirm=confirm or _pending_confirmation(request, access),
+        # Group headings follow the queue's order; a text search lists by relevance instead.
+        grouped=not params.get("q"),
+        density=density_of(request.user),
+        confirm=confirm or _session_once(request, CONFIRM_KEY, access),
+        toast=_shown_toast(_session_once(request, TOAST_KEY, access)),
     )
     return render_list(request, "review/inbox.html", "inbox-list", context)
 
@@ -111,59 +212,60 @@ def inbox_list(request: HtmxHttpRequest, project: str) -> HttpResponse:
     return _render_inbox(request, access, request.GET)
 
 
-@require_GET
-@login_required
-def entry_page(request: HtmxHttpRequest, project: str, entry_id: int) -> HttpResponse:
-    access = project_for_user(request, project)
-    entry = in_project(access, InboxEntry.objects.select_related("agent", "decision", "memory"), entry_id)
-    _decorate([entry])
-    return render(
-        request,
-        "review/entry.html",
-        project_context(
-            access,
-            nav="inbox",
-            entry=entry,
-            related=related_decisions(entry),
-            trail=AuditEvent.objects.filter(object_type="inboxentry", object_id=entry.pk),
-        ),
-    )
+def _rows(access: ProjectAccess, ids: list[int]) -> list[Any]:
+    """The rows of `ids` as the list shows them, in the queue's order."""
+    return _decorate(access.project, list(inbox_queryset(access.project).filter(pk__in=ids)))
+
+
+def _keep_toast(request: HtmxHttpRequest, access: ProjectAccess, toast: dict[str, Any]) -> None:
+    """Leave the toast for the list a plain form post is redirected to."""
+    request.session[TOAST_KEY] = {"project": access.project.slug, **toast}
 
 
 def _answer(
-    request: HtmxHttpRequest, access: ProjectAccess, entry_id: int, *, error: str, done: str
+    request: HtmxHttpRequest,
+    access: ProjectAccess,
+    entry_id: int,
+    *,
+    action: str,
+    done: InboxEntry | None,
+    error: str,
 ) -> HttpResponse:
-    """The row again for htmx (with the refusal in it), else the list it came from with a message."""
+    """The row again for htmx (decided, or with the refusal in it) and the toast, else the list it came
+    from with a message and the toast."""
+    toast = _toast(action, [done]) if done is not None else None
     if request.htmx:
         entry = in_project(access, inbox_queryset(access.project), entry_id)
-        _decorate([entry])
-        return render(
-            request,
-            "review/inbox.html#entry-row-swap",
-            project_context(access, entry=entry, row_error=error),
+        _decorate(access.project, [entry])
+        context = _list_context(
+            request, access, request.POST.get("query", ""), entry=entry, row_error=error, toast=toast
         )
+        return render(request, "review/inbox.html#entry-row-swap", context)
+    if toast:
+        _keep_toast(request, access, toast)
     inbox = reverse("review:inbox", args=[access.project.slug])
-    return redirect_back(request, inbox, error=error, success=f"Entry {entry_id} {done}.")
+    return redirect_back(request, inbox, error=error, success=f"Entry {entry_id} {DONE[action]}.")
 
 
 @require_POST
 @login_required
 def entry_merge(request: HtmxHttpRequest, project: str, entry_id: int) -> HttpResponse:
     access = project_for_user(request, project, act=True)
-    _, error = attempt(
+    done, error = attempt(
         lambda: services.entry_merge(
             project=access.project, entry_id=entry_id, by=request.user.get_username(), via="dashboard"
         )
     )
-    return _answer(request, access, entry_id, error=error, done="merged")
+    return _answer(request, access, entry_id, action="merge", done=done, error=error)
 
 
 @require_POST
 @login_required
 def entry_reject(request: HtmxHttpRequest, project: str, entry_id: int) -> HttpResponse:
+    """Reject one entry with the reason typed in its own row (never the bulk bar's)."""
     access = project_for_user(request, project, act=True)
     form = RejectForm(request.POST, entry_id=entry_id)
-    submit(
+    done = submit(
         form,
         lambda data: services.entry_reject(
             project=access.project,
@@ -173,7 +275,7 @@ def entry_reject(request: HtmxHttpRequest, project: str, entry_id: int) -> HttpR
             via="dashboard",
         ),
     )
-    return _answer(request, access, entry_id, error=" ".join(problems(form)), done="rejected")
+    return _answer(request, access, entry_id, action="reject", done=done, error=" ".join(problems(form)))
 
 
 def _flagged(project: Project, ids: list[int]) -> list[dict[str, Any]]:
@@ -189,35 +291,51 @@ def _flagged(project: Project, ids: list[int]) -> list[dict[str, Any]]:
     return found
 
 
-def _bulk(access: ProjectAccess, by: str, data: dict[str, Any]) -> tuple[int, list[str]]:
-    """Merge or reject each entry on its own, so one refusal does not stop the rest: how many were
+def _decide(access: ProjectAccess, by: str, action: str, entry_id: int, reason: str) -> InboxEntry:
+    """Merge, reject or undo one entry through its service."""
+    project = access.project
+    if action == "merge":
+        return services.entry_merge(project=project, entry_id=entry_id, by=by, via="dashboard")
+    if action == "undo":
+        return services.entry_undo(project=project, entry_id=entry_id, by=by, via="dashboard")
+    return services.entry_reject(project=project, entry_id=entry_id, by=by, reason=reason, via="dashboard")
+
+
+def _bulk(access: ProjectAccess, by: str, data: dict[str, Any]) -> tuple[list[InboxEntry], list[str]]:
+    """Merge, reject or undo each entry on its own, so one refusal does not stop the rest: the entries
     done, and a line for each refused one."""
-    done, refused = 0, []
+    done, refused = [], []
     for entry_id in data["ids"]:
         try:
-            if data["action"] == "merge":
-                services.entry_merge(project=access.project, entry_id=entry_id, by=by, via="dashboard")
-            else:
-                services.entry_reject(
-                    project=access.project, entry_id=entry_id, by=by, reason=data["reason"], via="dashboard"
-                )
-            done += 1
+            done.append(_decide(access, by, data["action"], entry_id, data["reason"]))
         except services.LedgerError as exc:
             refused.append(f"#{entry_id}: {exc.message}")
     return done, refused
 
 
+def _swap_rows(
+    request: HtmxHttpRequest, access: ProjectAccess, ids: list[int], toast: dict[str, Any] | None
+) -> HttpResponse:
+    """The answer to a bulk action over htmx: the rows it decided (or put back) swapped in place, out of
+    band, with the messages, the counts and the toast; the list itself stays as it is."""
+    context = _list_context(
+        request, access, request.POST.get("query", ""), entries=_rows(access, ids), toast=toast
+    )
+    return reswap(render(request, "review/inbox.html#rows-swap", context), "none")
+
+
 @require_POST
 @login_required
 def inbox_bulk(request: HtmxHttpRequest, project: str) -> HttpResponse:
-    """Merge or reject every selected entry.
+    """Merge, reject or undo every selected entry.
 
     A merge that includes a flagged entry merges nothing until it is sent again with `confirm_flagged`:
     the reviewer sees which entries are flagged and why, and confirms with one more button.
     """
     access = project_for_user(request, project, act=True)
     form = BulkForm(request.POST)
-    done, refused = 0, problems(form)
+    done: list[InboxEntry] = []
+    refusals = problems(form)
     confirm = None
     if form.is_valid():
         data = form.cleaned_data
@@ -228,18 +346,36 @@ def inbox_bulk(request: HtmxHttpRequest, project: str) -> HttpResponse:
             named = "; ".join(
                 f"#{item['id']} {item['title']} ({', '.join(item['flags'])})" for item in flagged
             )
-            refused.append(f"Nothing merged: flagged entries need a second confirmation. {named}.")
+            refusals.append(f"Nothing merged: flagged entries need a second confirmation. {named}.")
         else:
-            done, refused = _bulk(access, request.user.get_username(), data)
+            done, refusals = _bulk(access, request.user.get_username(), data)
+    toast = _toast(form.cleaned_data["action"], done) if done else None
     if done:
-        verb = "merged" if form.cleaned_data["action"] == "merge" else "rejected"
-        messages.success(request, f"{done} {'entry' if done == 1 else 'entries'} {verb}.")
-    for problem in refused:
+        verb = DONE[form.cleaned_data["action"]]
+        messages.success(request, f"{len(done)} {'entry' if len(done) == 1 else 'entries'} {verb}.")
+    for problem in refusals:
         messages.error(request, problem)
     if request.htmx:
-        # The list again, with the filters it was showing (sent along as `query`).
-        params = QueryDict(request.POST.get("query", ""))
-        return _render_inbox(request, access, params, confirm=confirm)
+        if confirm:
+            # The list again, with the filters it was showing (sent along as `query`), and the question.
+            return _render_inbox(request, access, QueryDict(request.POST.get("query", "")), confirm=confirm)
+        return _swap_rows(request, access, [entry.pk for entry in done], toast)
     if confirm:
         request.session[CONFIRM_KEY] = confirm
+    if toast:
+        _keep_toast(request, access, toast)
+    return redirect_back(request, reverse("review:inbox", args=[access.project.slug]))
+
+
+@require_POST
+@login_required
+def inbox_density(request: HtmxHttpRequest, project: str) -> HttpResponse:
+    """Remember how dense the reviewer wants the inbox. It is their own choice, not the project's, so a
+    viewer may make it too; a non-member gets 404 like for anything of the project."""
+    access = project_for_user(request, project)
+    form = DensityForm(request.POST)
+    if form.is_valid():
+        choose_density(request.user, form.cleaned_data["density"])
+    else:
+        refused(request, form)
     return redirect_back(request, reverse("review:inbox", args=[access.project.slug]))

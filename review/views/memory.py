@@ -11,16 +11,18 @@ post with a redirect back to the list it came from.
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import urlencode
 
 from django import forms
 from django.contrib.auth.decorators import login_required
 from django.http import HttpResponse
 from django.shortcuts import render
 from django.urls import reverse
+from django.utils.html import format_html_join
 from django.views.decorators.http import require_GET, require_POST
 
 from ledger import services
-from ledger.models import AgentMemory, Importance, MemoryStatus
+from ledger.models import AgentMemory, Importance, MemoryStatus, Project
 from review.access import ProjectAccess, in_project, project_for_user
 from review.filters import MemoryFilter
 from review.forms import MemoryEditForm, MemoryMergeForm, MemoryPinForm, problems
@@ -28,11 +30,13 @@ from review.inspect import flags
 from review.views.base import (
     HtmxHttpRequest,
     attempt,
+    hidden_fields,
     paginate,
     project_context,
     redirect_back,
     render_list,
     submit,
+    urls_by_id,
 )
 
 # "Flagged only" reads at most this many of the most recent matching memories.
@@ -44,6 +48,33 @@ def _with_flags(items: list[Any]) -> list[Any]:
     for item in items:
         if not hasattr(item, "flags"):
             item.flags = flags(item.content)
+    return items
+
+
+def _as_rows(project: Project, items: list[Any]) -> list[Any]:
+    """`items` (memories) as the list shows them: their flags, the links of their row's actions (built
+    from one reverse each, not one per row) and the options of their importance select."""
+    names = ["memory_edit", "memory_pin", "memory_archive", "memory_merge", "memory_dismiss"]
+    listed = reverse("review:memory", args=[project.slug])
+    edit_of, pin_of, archive_of, merge_of, dismiss_of = (
+        urls_by_id(f"review:{name}", project.slug) for name in names
+    )
+    # The importance select's options, once for each importance a row can have.
+    options = {
+        chosen: format_html_join(
+            "",
+            '<option value="{}"{}>{}</option>',
+            ((value, " selected" if value == chosen else "", label) for value, label in Importance.choices),
+        )
+        for chosen in Importance.values
+    }
+    for item in _with_flags(items):
+        item.importance_options = options.get(item.importance, options[Importance.MEDIUM])
+        item.edit_url, item.pin_url, item.archive_url = edit_of(item.pk), pin_of(item.pk), archive_of(item.pk)
+        item.merge_url, item.dismiss_url = merge_of(item.pk), dismiss_of(item.pk)
+        item.agent_url = f"{listed}?{urlencode({'agent': item.agent.name})}"
+        item.superseded_by_url = f"{listed}?memory={item.superseded_by_id}"
+        item.similar_to_url = f"{listed}?memory={item.similar_to_id}"
     return items
 
 
@@ -75,14 +106,14 @@ def memory_list(request: HtmxHttpRequest, project: str) -> HttpResponse:
     page = paginate(
         [m for m in _with_flags(recent) if m.flags] if flagged_only else rows, request.GET.get("page")
     )
-    page.object_list = _with_flags(list(page.object_list))
+    page.object_list = _as_rows(access.project, list(page.object_list))
     context = project_context(
         access,
         nav="memory",
         filter=filterset,
         page=page,
         params=request.GET,
-        importances=Importance.choices,
+        row_fields=hidden_fields(request, next=request.get_full_path()),
         flagged_only=flagged_only,
         scanned=len(recent),
         scan_limit=FLAGGED_SCAN,
@@ -108,12 +139,16 @@ def _answer(
     message."""
     if request.htmx:
         item = AgentMemory.objects.select_related("agent").get(pk=item.pk)
-        _with_flags([item])
+        _as_rows(access.project, [item])
         return render(
             request,
             "review/memory.html#memory-row",
             project_context(
-                access, item=item, row_error=error, row_note=note, importances=Importance.choices
+                access,
+                item=item,
+                row_error=error,
+                row_note=note,
+                row_fields=hidden_fields(request, next=request.get_full_path()),
             ),
         )
     memory = reverse("review:memory", args=[access.project.slug])

@@ -1,4 +1,5 @@
-"""The reviewer's projects, and a project's front page (docs/dashboard.md)."""
+"""The reviewer's projects, and a project's front page with its charts and latest actions
+(docs/dashboard.md, "Project overview")."""
 
 from __future__ import annotations
 
@@ -8,8 +9,10 @@ from django.http import HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
-from ledger.models import AuditEvent, EntryStatus
+from ledger.models import EntryStatus
+from review import charts
 from review.access import project_for_user, projects_for
+from review.views.audit import recent
 from review.views.base import HtmxHttpRequest, project_context
 
 
@@ -34,6 +37,7 @@ def project_page(request: HtmxHttpRequest, project: str) -> HttpResponse:
             nav="project",
             decisions=access.project.decisions.filter(status="active").count(),
             memories=access.project.memories.filter(status="active").count(),
-            recent=AuditEvent.objects.filter(project=access.project)[:10],
+            recent=recent(access.project),
+            **charts.overview(access.project),
         ),
     )

@@ -4,8 +4,11 @@ document.addEventListener("change", (event) => {
   if (!(box instanceof HTMLInputElement) || !box.dataset.selectAll) return;
   const form = box.closest("form");
   if (!form) return;
-  for (const item of form.querySelectorAll(`input[type=checkbox][name="${box.dataset.selectAll}"]`)) {
-    item.checked = box.checked;
+  // `elements`, not the form's descendants: the inbox's row checkboxes join the form by their `form` attribute.
+  for (const item of form.elements) {
+    if (item instanceof HTMLInputElement && item.type === "checkbox" && item.name === box.dataset.selectAll) {
+      item.checked = box.checked;
+    }
   }
 });
 
@@ -43,12 +46,155 @@ document.addEventListener("htmx:sendError", () => {
   showProblem("The server could not be reached. Nothing was changed; check the connection and try again.");
 });
 
-// A row's Reject sends the reason typed in the bar above the list; clear it once used, so the next
-// rejection does not silently carry the same reason. (The row, and the button with it, is swapped out
-// by then, so the form is found by its id.)
-document.addEventListener("htmx:afterRequest", (event) => {
-  const path = event.detail.requestConfig ? event.detail.requestConfig.path : "";
-  if (!event.detail.successful || !/\/inbox\/\d+\/reject$/.test(path)) return;
-  const reason = document.querySelector("#bulk input[name=reason]");
-  if (reason) reason.value = "";
+// --- Inbox triage by keyboard (docs/dashboard.md, "Inbox") ---------------------------------------
+// j/k move between rows (one row at a time is in the Tab order: a roving tabindex), x ticks, m merges,
+// r opens the row's reason field (Enter rejects, Escape cancels), e opens the entry, u undoes the last
+// action, ? lists the keys. After an action, focus moves on to the next undecided row; the result is
+// announced by the toast, a live region the server fills.
+const ROW = "#inbox-list tr.entry-row";
+
+function rows() {
+  return [...document.querySelectorAll(ROW)];
+}
+
+function undecided(row) {
+  return row.classList.contains("status-pending");
+}
+
+function currentRow() {
+  const active = document.activeElement;
+  return (active && active.closest && active.closest(ROW)) || document.querySelector(`${ROW}.current`);
+}
+
+function markCurrent(row) {
+  for (const other of document.querySelectorAll(`${ROW}.current, ${ROW}[tabindex="0"]`)) {
+    if (other !== row) {
+      other.classList.remove("current");
+      other.tabIndex = -1;
+    }
+  }
+  row.classList.add("current");
+  row.tabIndex = 0;
+}
+
+function focusRow(row) {
+  if (!row) return;
+  markCurrent(row);
+  row.focus();
+}
+
+function moveBy(step) {
+  const all = rows();
+  if (!all.length) return;
+  const current = currentRow();
+  const at = all.indexOf(current);
+  // The first key press from outside the list goes to its current row.
+  if (at >= 0 && !current.contains(document.activeElement)) step = 0;
+  focusRow(at < 0 ? all[0] : all[Math.min(Math.max(at + step, 0), all.length - 1)]);
+}
+
+// The next undecided row after the one with id `fromId`, else the nearest one before it.
+function focusNextUndecided(fromId) {
+  const all = rows();
+  const at = all.findIndex((row) => row.id === fromId);
+  const next = all.slice(at + 1).find(undecided) || all.slice(0, Math.max(at, 0)).reverse().find(undecided);
+  focusRow(next || document.getElementById(fromId) || all[0]);
+}
+
+// The first row takes part in the Tab order until another is chosen; a row focused by Tab or a click
+// becomes the current one.
+function initRows() {
+  const all = rows();
+  if (all.length && !all.some((row) => row.tabIndex === 0)) markCurrent(all.find(undecided) || all[0]);
+  armUndo();
+}
+
+document.addEventListener("focusin", (event) => {
+  const row = event.target.closest && event.target.closest(ROW);
+  if (row) markCurrent(row);
 });
+
+// An Undo is offered only while the undo window is open: the toast's button leaves when it closes.
+function armUndo() {
+  for (const button of document.querySelectorAll("[data-until]:not([data-armed])")) {
+    button.dataset.armed = "1";
+    const left = Number(button.dataset.until) * 1000 - Date.now();
+    setTimeout(() => button.closest("form").remove(), Math.max(left, 0));
+  }
+}
+
+function openKeys() {
+  const dialog = document.getElementById("triage-keys");
+  if (dialog && !dialog.open) dialog.showModal();
+}
+
+function openReason(row) {
+  const box = row.querySelector("details.reject-box");
+  if (!box) return;
+  box.open = true;
+  box.querySelector("input[data-reason]").focus();
+}
+
+const KEYS = {
+  j: () => moveBy(1),
+  k: () => moveBy(-1),
+  x: (row) => row && row.querySelector("input[type=checkbox]")?.click(),
+  m: (row) => row && row.querySelector("[data-merge]")?.closest("form").requestSubmit(),
+  r: (row) => row && openReason(row),
+  e: (row) => row && row.querySelector("a[data-open]")?.click(),
+  u: () => document.querySelector("#toast [data-undo]")?.click(),
+  "?": openKeys,
+};
+
+document.addEventListener("keydown", (event) => {
+  if (!document.getElementById("inbox-list") || event.ctrlKey || event.metaKey || event.altKey) return;
+  const target = event.target;
+  if (event.key === "Escape" && target.matches && target.matches("input[data-reason]")) {
+    const row = target.closest(ROW);
+    target.closest("details").open = false;
+    focusRow(row);
+    event.preventDefault();
+    return;
+  }
+  if (target.closest && target.closest("input, textarea, select, [contenteditable], dialog")) return;
+  const action = KEYS[event.key];
+  if (!action) return;
+  event.preventDefault();
+  action(currentRow());
+});
+
+document.addEventListener("click", (event) => {
+  if (event.target.closest && event.target.closest("[data-open-keys]")) openKeys();
+});
+
+// Where an action came from, so focus can move on once htmx has swapped its answer in.
+let origin = null;
+
+document.addEventListener("htmx:beforeRequest", (event) => {
+  const elt = event.detail.elt;
+  const row = elt.closest && elt.closest(ROW);
+  const undo = elt.querySelector && elt.querySelector("input[name=action][value=undo]");
+  const ids = elt instanceof HTMLFormElement ? [...new FormData(elt).getAll("ids")] : [];
+  if (undo) origin = { id: `entry-${ids[0]}`, undo: true };
+  else if (row) origin = { id: row.id, undo: false };
+  else if (elt.id === "bulk" && ids.length) origin = { id: `entry-${ids[0]}`, undo: false, bulk: elt };
+  else origin = null;
+});
+
+document.addEventListener("htmx:afterRequest", (event) => {
+  const done = origin;
+  origin = null;
+  if (!done || !event.detail.successful) return;
+  if (done.bulk) {
+    const selectAll = done.bulk.querySelector("[data-select-all]");
+    if (selectAll) selectAll.checked = false;
+    const reason = done.bulk.querySelector("input[name=reason]");
+    if (reason) reason.value = "";
+  }
+  if (done.undo) focusRow(document.getElementById(done.id));
+  else focusNextUndecided(done.id);
+  armUndo();
+});
+
+document.addEventListener("htmx:afterSettle", initRows);
+initRows();

@@ -49,24 +49,24 @@ def test_filter_form_shows_only_matching_rows_and_keeps_the_filter_in_the_url(pa
     scope_bob = submit("scope-bob", type="scope", agent="Bob")
     technical = submit("technical-alice", type="technical", agent="Alice")
     page.goto(INBOX)
-    expect(page.locator("table.entries tbody tr")).to_have_count(3)
+    expect(page.locator("table.entries tbody tr.entry-row")).to_have_count(3)
 
     page.get_by_label("Type").select_option("scope")
     page.get_by_role("button", name="Filter").click()
     expect(page).to_have_url(re.compile(r"[?&]type=scope(&|$)"))
-    expect(page.locator("table.entries tbody tr")).to_have_count(2)
+    expect(page.locator("table.entries tbody tr.entry-row")).to_have_count(2)
     expect(row(page, technical)).to_have_count(0)
 
-    page.get_by_label("Agent").fill("bob")
+    page.get_by_label("Agent").select_option("Bob")
     page.get_by_role("button", name="Filter").click()
-    expect(page).to_have_url(re.compile(r"[?&]agent=bob(&|$)"))
+    expect(page).to_have_url(re.compile(r"[?&]agent=Bob(&|$)"))
     expect(page).to_have_url(re.compile(r"[?&]type=scope(&|$)"))
-    expect(page.locator("table.entries tbody tr")).to_have_count(1)
+    expect(page.locator("table.entries tbody tr.entry-row")).to_have_count(1)
     expect(row(page, scope_bob)).to_be_visible()
     expect(row(page, scope_alice)).to_have_count(0)
     # The form shows the filter it applied, so the next change builds on it.
     expect(page.get_by_label("Type")).to_have_value("scope")
-    expect(page.get_by_label("Agent")).to_have_value("bob")
+    expect(page.get_by_label("Agent")).to_have_value("Bob")
 
 
 @BOTH_SERVERS
@@ -81,19 +81,22 @@ def test_merge_and_reject_happen_in_place_without_a_reload(page, signed_in, subm
     row(page, to_merge).get_by_role("button", name="Merge Use PostgreSQL").click()
     expect(row(page, to_merge)).to_contain_text("merged")
     expect(row(page, to_merge)).to_contain_text("by lead")
-    expect(row(page, to_merge).get_by_role("button")).to_have_count(0)
+    # The decided row stays in place: no Merge any more, an Undo instead.
+    expect(row(page, to_merge).get_by_role("button", name="Merge Use PostgreSQL")).to_have_count(0)
+    expect(row(page, to_merge).get_by_role("button", name="Undo Use PostgreSQL")).to_be_visible()
     expect(page.locator("#nav-pending")).to_have_text("2")
     expect(page.locator("#inbox-counts")).to_contain_text("2 pending")
 
-    page.get_by_label("Reason").fill("Redis is one more moving part")
-    row(page, to_reject).get_by_role("button", name="Reject Use Redis").click()
+    row(page, to_reject).get_by_text("Reject…").click()
+    page.get_by_label("Why reject Use Redis?").fill("Redis is one more moving part")
+    row(page, to_reject).get_by_role("button", name="Reject Use Redis", exact=True).click()
     expect(row(page, to_reject)).to_contain_text("rejected")
     expect(page.locator("#nav-pending")).to_have_text("1")
     expect(page.locator("#inbox-counts")).to_contain_text("1 pending")
     expect(page.locator("#inbox-counts")).to_contain_text("1 merged")
     expect(page.locator("#inbox-counts")).to_contain_text("1 rejected")
-    # The reason was used up: the next rejection does not carry it along.
-    expect(page.get_by_label("Reason")).to_have_value("")
+    # A row's reason is its own: the bulk bar's field was never involved.
+    expect(page.get_by_label("Reason", exact=True)).to_have_value("")
 
     assert page.evaluate("window.__marker") == 1, "the page was reloaded"
     to_merge.refresh_from_db()
@@ -120,10 +123,10 @@ def test_bulk_reject_rejects_the_selected_entries_only(page, signed_in, submit):
     page.get_by_role("button", name="Reject selected").click()
 
     expect(page.locator("#messages")).to_contain_text("2 entries rejected.")
-    # The list keeps its filter (pending), so the rejected rows leave it and the third stays.
-    expect(row(page, first)).to_have_count(0)
-    expect(row(page, second)).to_have_count(0)
-    expect(row(page, third)).to_be_visible()
+    # The rejected rows stay in place, decided, as a single action leaves its row; the third is pending.
+    expect(row(page, first)).to_contain_text("rejected")
+    expect(row(page, second)).to_contain_text("rejected")
+    expect(row(page, third).get_by_role("button", name="Merge Third")).to_be_visible()
     expect(page.locator("#nav-pending")).to_have_text("1")
     expect(page.locator("#inbox-counts")).to_contain_text("2 rejected")
     assert page.evaluate("window.__marker") == 1, "the page was reloaded"

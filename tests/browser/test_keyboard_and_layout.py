@@ -57,8 +57,9 @@ def test_without_javascript_row_actions_come_back_to_the_filtered_list_with_a_me
     expect(page.locator("#messages")).to_contain_text(f"Entry {to_merge.pk} merged.")
     expect(page.locator("#nav-pending")).to_have_text("1")
 
-    page.get_by_label("Reason").fill("one engine is enough")
-    page.get_by_role("button", name="Reject Use Redis").click()
+    page.get_by_text("Reject…").click()
+    page.get_by_label("Why reject Use Redis?").fill("one engine is enough")
+    page.get_by_role("button", name="Reject Use Redis", exact=True).click()
     expect(page).to_have_url(re.compile(r"/p/alpha/inbox/\?type=scope$"))
     expect(page.locator("#messages")).to_contain_text(f"Entry {to_reject.pk} rejected.")
     to_reject.refresh_from_db()
@@ -136,7 +137,7 @@ def test_a_narrow_window_keeps_the_navigation_in_rows_not_a_column(page, project
     tops = page.evaluate(
         "[...document.querySelectorAll('.project-nav a')].map(a => a.getBoundingClientRect().top)"
     )
-    assert len(tops) == 7 and len({round(top) for top in tops}) <= 3
+    assert len(tops) == 8 and len({round(top) for top in tops}) <= 3
     assert overflow(page) == 0
 
 

@@ -112,5 +112,5 @@ def test_mirror_page_with_a_workspace_offers_import_and_export(lead, project, tm
 def test_project_page_links_recent_actions_to_what_they_touched(lead, project, entry):
     services.entry_merge(project=project, entry_id=entry.pk, by="lead")
     html = lead.get("/p/alpha/").content.decode()
-    assert f'<a href="/p/alpha/inbox/{entry.pk}/">inbox entry #{entry.pk}</a>' in html
+    assert f'merged <a href="/p/alpha/inbox/{entry.pk}/">“Use PostgreSQL”</a>' in html
     assert 'aria-current="page">Alpha</a>' in html

@@ -106,12 +106,27 @@ function focusNextUndecided(fromId) {
 function initRows() {
   const all = rows();
   if (all.length && !all.some((row) => row.tabIndex === 0)) markCurrent(all.find(undecided) || all[0]);
+  for (const list of document.querySelectorAll("#inbox-list .triage")) list.classList.add("keyed");
   armUndo();
+}
+
+// The current row shows its excerpt once the list is in use. A press of the pointer moves focus before
+// its click lands, so the rows keep their height until the click: otherwise a title clicked below an
+// open excerpt would move away from under the pointer and the click would miss it.
+function engage(row) {
+  markCurrent(row);
+  row.closest(".triage")?.classList.add("engaged");
+}
+
+let pointing = false;
+document.addEventListener("pointerdown", () => { pointing = true; }, true);
+for (const type of ["pointerup", "pointercancel"]) {
+  document.addEventListener(type, () => setTimeout(() => { pointing = false; }), true);
 }
 
 document.addEventListener("focusin", (event) => {
   const row = event.target.closest && event.target.closest(ROW);
-  if (row) markCurrent(row);
+  if (row && !pointing) engage(row);
 });
 
 // An Undo is offered only while the undo window is open: the toast's button leaves when it closes.
@@ -164,7 +179,10 @@ document.addEventListener("keydown", (event) => {
 });
 
 document.addEventListener("click", (event) => {
-  if (event.target.closest && event.target.closest("[data-open-keys]")) openKeys();
+  if (!event.target.closest) return;
+  if (event.target.closest("[data-open-keys]")) openKeys();
+  const row = event.target.closest(ROW);
+  if (row) engage(row);
 });
 
 // Where an action came from, so focus can move on once htmx has swapped its answer in.

@@ -112,6 +112,18 @@ def test_the_whole_triage_flow_by_keyboard_only(page, signed_in, queue):
 
 
 @pytest.mark.parametrize("context_options", [WIDE], ids=["wide"])
+def test_a_title_clicked_below_an_open_excerpt_opens_its_proposal(page, signed_in, queue):
+    """The first row's excerpt is open; pressing on the third row's title must not fold it before the
+    click lands, or the title would move away from under the pointer."""
+    first, third = queue[0], queue[2]
+    page.goto(INBOX)
+    page.keyboard.press("j")
+    expect(page.locator(f"#entry-{first.pk} .excerpt")).to_be_visible()
+    page.locator(f"#entry-{third.pk} td.proposal a").click()
+    expect(page).to_have_url(re.compile(rf"/p/alpha/inbox/{third.pk}/"))
+
+
+@pytest.mark.parametrize("context_options", [WIDE], ids=["wide"])
 def test_keys_typed_into_a_field_are_text(page, signed_in, queue):
     page.goto(INBOX)
     page.get_by_label("Reason").fill("")

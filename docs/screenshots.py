@@ -4,12 +4,14 @@
 
 Builds a temporary SQLite database, loads the demo project (`manage.py demo`), serves it with
 `runserver` on a free port and signs in as the demo coordinator in Chromium (Debian's package, driven
-by Playwright). Writes inbox.png, entry.png and decision.png into docs/screenshots/.
+by Playwright). Writes inbox.png, inbox-phone.png, entry.png, decision.png and overview.png into
+docs/screenshots/.
 """
 
 from __future__ import annotations
 
 import os
+import secrets
 import shutil
 import socket
 import subprocess
@@ -36,6 +38,7 @@ CHROMIUM_ARGS = [
     "--no-first-run",
 ]
 VIEWPORT = {"width": 1280, "height": 800}
+PHONE = {"width": 390, "height": 844}
 USER, PASSWORD = "demo", "demo-password"  # created by `manage.py demo`
 PROJECT = "demo"
 SERVER_START_SECONDS = 30
@@ -58,6 +61,7 @@ def demo_server(workdir: Path) -> Iterator[str]:
         **os.environ,
         "DATABASE_URL": f"sqlite:///{workdir / 'canon.sqlite3'}",
         "DJANGO_DEBUG": "false",
+        "DJANGO_SECRET_KEY": secrets.token_urlsafe(50),
     }
     manage(env, "migrate", "--verbosity", "0")
     manage(env, "demo", "--workspace", str(workdir / "workspace"))
@@ -103,6 +107,7 @@ def sign_in(page: Page) -> None:
 def shoot_inbox_and_entry(page: Page) -> list[Path]:
     page.goto(f"/p/{PROJECT}/inbox/")
     expect(page.locator("table.entries")).to_be_visible()
+    page.keyboard.press("j")  # the first proposal focused, its excerpt shown
     page.screenshot(path=OUT / "inbox.png", full_page=True)
     # Bob's counter-proposal overlaps an active decision, so its page shows related decisions.
     page.get_by_role("link", name="Keep session tokens in PostgreSQL").click()
@@ -121,6 +126,23 @@ def shoot_decision(page: Page) -> list[Path]:
     return [OUT / "decision.png"]
 
 
+def shoot_overview(page: Page) -> list[Path]:
+    page.goto(f"/p/{PROJECT}/")
+    expect(page.locator("svg").first).to_be_visible()
+    page.screenshot(path=OUT / "overview.png", full_page=True)
+    return [OUT / "overview.png"]
+
+
+def shoot_phone_inbox(page: Page) -> list[Path]:
+    """The first screen of the inbox on a phone: the filters folded, the first proposals in view."""
+    page.set_viewport_size(PHONE)
+    page.goto(f"/p/{PROJECT}/inbox/")
+    expect(page.locator("table.entries")).to_be_visible()
+    page.screenshot(path=OUT / "inbox-phone.png")
+    page.set_viewport_size(VIEWPORT)
+    return [OUT / "inbox-phone.png"]
+
+
 def main() -> None:
     OUT.mkdir(parents=True, exist_ok=True)
     with (
@@ -132,7 +154,12 @@ def main() -> None:
         context = browser.new_context(base_url=url, viewport=VIEWPORT)
         page = context.new_page()
         sign_in(page)
-        written = shoot_inbox_and_entry(page) + shoot_decision(page)
+        written = [
+            *shoot_inbox_and_entry(page),
+            *shoot_decision(page),
+            *shoot_overview(page),
+            *shoot_phone_inbox(page),
+        ]
         browser.close()
     for path in written:
         print(path.relative_to(ROOT))

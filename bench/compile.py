@@ -237,6 +237,18 @@ def floor_relevant(
     cur.fetchall()
 
 
+def floor_connection():
+    """The bare driver's connection under Django's; on PostgreSQL its statements are prepared the first
+    time they run, as the compiler's are (`DATABASE_PREPARED_STATEMENTS`)."""
+    from django.db import connection
+
+    connection.ensure_connection()
+    raw = connection.connection
+    if connection.vendor == "postgresql" and connection.settings_dict["OPTIONS"].get("server_side_binding"):
+        raw.prepare_threshold = 0
+    return raw
+
+
 def task_scenario(engine: str, project, picks: list[tuple[int, str, str]]) -> None:
     """Compiles with a task against the floor of the same queries run raw."""
     from django.db import connection
@@ -258,8 +270,7 @@ def task_scenario(engine: str, project, picks: list[tuple[int, str, str]]) -> No
         assert result.text is not None and result.error is None, result.error
         sizes.append(len(result.relevant.ids) + len(result.relevant.episodes or []))
 
-    connection.ensure_connection()
-    raw = connection.connection
+    raw = floor_connection()
     expiry = connection.ops.adapt_datetimefield_value(timezone.now())
     floor = []
     for (agent_id, key, _), task in zip(picks, tasks, strict=True):
@@ -315,8 +326,7 @@ def main() -> None:
         orm.append((time.perf_counter() - t) * 1000)
         assert result.text is not None and result.error is None
 
-    connection.ensure_connection()
-    raw = connection.connection
+    raw = floor_connection()
     floor = []
     for agent_id, key, _ in picks:
         t = time.perf_counter()

@@ -139,6 +139,19 @@ if _db["ENGINE"] == "django.db.backends.sqlite3":
             ),
         }
     )
+if _db["ENGINE"] == "django.db.backends.postgresql":
+    # Parameters bound by the server, so that the context compiler can prepare its statements
+    # (docs/compiler.md "Cost"). False turns this off, for a pooler in transaction mode that cannot keep
+    # prepared statements (such as PgBouncer before 1.21). They live as long as their connection, so
+    # they pay off across requests with DATABASE_POOL.
+    if env_bool("DATABASE_PREPARED_STATEMENTS", True):
+        _db.setdefault("OPTIONS", {})["server_side_binding"] = True
+    # A pool of connections in each server process, kept from one request to the next (psycopg_pool).
+    if env_bool("DATABASE_POOL", False):
+        _pool_size = env_int("DATABASE_POOL_MAX_SIZE", 4)
+        if _pool_size < 1:
+            raise ImproperlyConfigured(f"DATABASE_POOL_MAX_SIZE must be 1 or more, got {_pool_size}")
+        _db.setdefault("OPTIONS", {})["pool"] = {"min_size": 1, "max_size": _pool_size}
 if os.environ.get("DATABASE_TEST_NAME"):
     _db.setdefault("TEST", {})["NAME"] = os.environ["DATABASE_TEST_NAME"]
 elif _db["ENGINE"] == "django.db.backends.sqlite3":

@@ -59,7 +59,8 @@ import json
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -526,6 +527,25 @@ def kept_task_words(cursor: Any, vendor: str, words: list[str]) -> list[str]:
     return rare_words(words, shares, stats.rows)
 
 
+@contextmanager
+def _statements_prepared() -> Iterator[None]:
+    """On PostgreSQL with the parameters bound by the server (`DATABASE_PREPARED_STATEMENTS`), the
+    compiler's statements are prepared on their connection the first time they run there, so they are
+    not parsed and planned again on every turn (psycopg keeps them while the connection lives). Only
+    the compiler's: a search on a dashboard page is planned for its own words each time, since a plan
+    made for any words would not know how common they are."""
+    raw = connection.connection
+    if raw is None or connection.settings_dict["OPTIONS"].get("server_side_binding") is not True:
+        yield
+        return
+    before = raw.prepare_threshold
+    raw.prepare_threshold = 0
+    try:
+        yield
+    finally:
+        raw.prepare_threshold = before
+
+
 def _compile(
     project: Project, key: str, *, child: bool, budgets: Budgets, task: str, now: datetime
 ) -> CompiledContext:
@@ -534,7 +554,7 @@ def _compile(
     result.relevant.budget = budgets.relevant
     result.session.budget = budgets.session
     sections: list[str] = []
-    with connection.cursor() as cursor:
+    with connection.cursor() as cursor, _statements_prepared():
         cursor.execute(BOUNDARIES_SQL, [project.pk])
         blocks = []
         for pk, title, type_, agent_name, content, rationale, tokens in cursor.fetchall():

@@ -76,3 +76,47 @@ def test_a_proxy_ssl_header_that_is_not_a_meta_name_stops_start_up():
     )
     assert result.returncode != 0
     assert "DJANGO_SECURE_PROXY_SSL_HEADER must be a request.META name" in result.stderr
+
+
+DATABASE_OPTIONS = "from django.conf import settings; print(settings.DATABASES['default'].get('OPTIONS', {}))"
+POSTGRES = {"DJANGO_DEBUG": "true", "DATABASE_URL": "postgres://canon@db.example.com:5432/canon"}
+
+
+def test_postgresql_binds_parameters_on_the_server_by_default_and_pools_connections_when_asked():
+    default = run(["-c", DATABASE_OPTIONS], **POSTGRES)
+    pooled = run(["-c", DATABASE_OPTIONS], **POSTGRES, DATABASE_POOL="true", DATABASE_POOL_MAX_SIZE="6")
+
+    assert default.returncode == 0, default.stderr
+    assert "'server_side_binding': True" in default.stdout
+    assert "pool" not in default.stdout
+    assert pooled.returncode == 0, pooled.stderr
+    assert "'pool': {'min_size': 1, 'max_size': 6}" in pooled.stdout
+
+
+def test_prepared_statements_can_be_turned_off():
+    result = run(["-c", DATABASE_OPTIONS], **POSTGRES, DATABASE_PREPARED_STATEMENTS="false")
+
+    assert result.returncode == 0, result.stderr
+    assert "server_side_binding" not in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "message"),
+    [
+        ("DATABASE_POOL_MAX_SIZE", "0", "DATABASE_POOL_MAX_SIZE must be 1 or more, got 0"),
+        ("DATABASE_POOL_MAX_SIZE", "many", "DATABASE_POOL_MAX_SIZE must be an integer, got 'many'"),
+    ],
+)
+def test_a_bad_database_setting_stops_start_up_with_its_name(name, value, message):
+    result = run(["-c", "import config.settings"], **POSTGRES, DATABASE_POOL="true", **{name: value})
+
+    assert result.returncode != 0
+    assert message in result.stderr
+
+
+def test_sqlite_takes_none_of_the_postgresql_options():
+    result = run(["-c", DATABASE_OPTIONS], DJANGO_DEBUG="true", DATABASE_URL="sqlite:///unused.sqlite3")
+
+    assert result.returncode == 0, result.stderr
+    assert "server_side_binding" not in result.stdout
+    assert "pool" not in result.stdout

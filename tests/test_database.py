@@ -1,0 +1,79 @@
+"""PostgreSQL connections as the settings make them: the context compiler's statements prepared, and
+with DATABASE_POOL a server's connections kept from one request to the next."""
+
+from __future__ import annotations
+
+import httpx2
+import pytest
+from django.db import connection
+
+from ledger import context, services
+from ledger.models import Project
+from tests import servers
+
+pytestmark = pytest.mark.postgresql_only
+
+
+def prepared_statements() -> list[str]:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT statement FROM pg_prepared_statements")
+        return [row[0] for row in cursor.fetchall()]
+
+
+@pytest.mark.django_db
+def test_the_compilers_statements_are_prepared_and_no_others(project):
+    services.memory_record(
+        project=project, agent_name="Alice", type="learning", content="Retry the deploy queue with backoff"
+    )
+    connection.ensure_connection()
+    assert not any("ts_rank_cd" in statement for statement in prepared_statements())
+
+    result = context.compile(project, "Alice", task="deploy queue retries")
+    for _ in range(6):  # psycopg's own threshold would prepare a statement run five times
+        assert list(Project.objects.filter(slug="alpha").values_list("name", flat=True)) == ["Alpha"]
+
+    assert result.error is None and result.text and "Retry the deploy queue" in result.text
+    statements = prepared_statements()
+    assert any("ts_rank_cd" in statement for statement in statements), statements  # the relevant layer
+    assert any("ledger_decision" in statement for statement in statements), statements  # the boundaries
+    assert not any("ledger_project" in statement for statement in statements), statements
+    assert connection.connection.prepare_threshold is None  # as Django left it, outside the compiler
+
+
+def server_connections() -> set[int]:
+    """The process ids of the other sessions on the test database: the server's connections."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()"
+        )
+        return {row[0] for row in cursor.fetchall()}
+
+
+def compile_through(url: str, project: Project, secret: str, times: int) -> None:
+    with httpx2.Client(base_url=url, headers={"Authorization": f"Bearer {secret}"}) as client:
+        for _ in range(times):
+            response = client.get(
+                f"/api/projects/{project.slug}/context", params={"agent": "Alice", "task": "deploy queue"}
+            )
+            assert response.status_code == 200, response.text
+            assert response.json()["text"] is not None
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("pooled", [True, False], ids=["pool", "no-pool"])
+def test_with_a_pool_the_server_keeps_its_connections_between_requests(project, pooled):
+    secret = services.token_issue(project=project, role="agent", agent_name="Alice")[1]
+    services.memory_record(
+        project=project, agent_name="Alice", type="learning", content="Retry the deploy queue with backoff"
+    )
+
+    with servers.production_server(workers=1, DATABASE_POOL="true" if pooled else "false") as server:
+        compile_through(server.url, project, secret, 10)
+        first = server_connections()
+        compile_through(server.url, project, secret, 10)
+        second = server_connections()
+
+    if pooled:
+        assert first and first == second  # the same sessions served both batches
+    else:
+        assert not first and not second  # each request closed its own

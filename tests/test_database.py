@@ -20,11 +20,12 @@ def prepared_statements() -> list[str]:
         return [row[0] for row in cursor.fetchall()]
 
 
-@pytest.mark.django_db
+@pytest.mark.django_db(transaction=True)
 def test_the_compilers_statements_are_prepared_and_no_others(project):
     services.memory_record(
         project=project, agent_name="Alice", type="learning", content="Retry the deploy queue with backoff"
     )
+    connection.close()  # a new connection: nothing prepared by an earlier test on this one
     connection.ensure_connection()
     assert not any("ts_rank_cd" in statement for statement in prepared_statements())
 

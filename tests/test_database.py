@@ -3,6 +3,8 @@ with DATABASE_POOL a server's connections kept from one request to the next."""
 
 from __future__ import annotations
 
+import uuid
+
 import httpx2
 import pytest
 from django.db import connection
@@ -41,12 +43,10 @@ def test_the_compilers_statements_are_prepared_and_no_others(project):
     assert connection.connection.prepare_threshold is None  # as Django left it, outside the compiler
 
 
-def server_connections() -> set[int]:
-    """The process ids of the other sessions on the test database: the server's connections."""
+def server_connections(name: str) -> set[int]:
+    """The process ids of the sessions the server opened: those named `name` (libpq's PGAPPNAME)."""
     with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()"
-        )
+        cursor.execute("SELECT pid FROM pg_stat_activity WHERE application_name = %s", [name])
         return {row[0] for row in cursor.fetchall()}
 
 
@@ -68,11 +68,13 @@ def test_with_a_pool_the_server_keeps_its_connections_between_requests(project, 
         project=project, agent_name="Alice", type="learning", content="Retry the deploy queue with backoff"
     )
 
-    with servers.production_server(workers=1, DATABASE_POOL="true" if pooled else "false") as server:
+    name = f"canon-test-{uuid.uuid4().hex[:12]}"
+    pool = "true" if pooled else "false"
+    with servers.production_server(workers=1, DATABASE_POOL=pool, PGAPPNAME=name) as server:
         compile_through(server.url, project, secret, 10)
-        first = server_connections()
+        first = server_connections(name)
         compile_through(server.url, project, secret, 10)
-        second = server_connections()
+        second = server_connections(name)
 
     if pooled:
         assert first and first == second  # the same sessions served both batches

@@ -66,6 +66,8 @@ def main(args: list[str] | None = None) -> None:
     options = parser.parse_args(args)
     if options.workers < 1:
         parser.error("--workers must be 1 or more")
+    # The workers keep their PostgreSQL connections in a pool between requests (README "Production server").
+    os.environ.setdefault("DATABASE_POOL", "true")
     problem = check_settings()
     if problem:
         sys.exit(f"ImproperlyConfigured: {problem}")

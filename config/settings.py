@@ -146,12 +146,21 @@ if _db["ENGINE"] == "django.db.backends.postgresql":
     # they pay off across requests with DATABASE_POOL.
     if env_bool("DATABASE_PREPARED_STATEMENTS", True):
         _db.setdefault("OPTIONS", {})["server_side_binding"] = True
-    # A pool of connections in each server process, kept from one request to the next (psycopg_pool).
+    # A pool of connections in each process (psycopg_pool), kept from one request to the next with
+    # their prepared statements. Each is checked as it is taken, so a restarted database or a dropped
+    # connection costs a reconnection, not a failed request. The server (config.serve) turns it on; a
+    # command opens one connection and exits, and is told at once when it cannot.
     if env_bool("DATABASE_POOL", False):
-        _pool_size = env_int("DATABASE_POOL_MAX_SIZE", 4)
+        if _db.get("CONN_MAX_AGE"):
+            raise ImproperlyConfigured(
+                "DATABASE_CONN_MAX_AGE keeps connections itself and cannot be used with the pool: "
+                "set DATABASE_POOL=false to use it"
+            )
+        _pool_size = env_int("DATABASE_POOL_MAX_SIZE", 2)
         if _pool_size < 1:
             raise ImproperlyConfigured(f"DATABASE_POOL_MAX_SIZE must be 1 or more, got {_pool_size}")
         _db.setdefault("OPTIONS", {})["pool"] = {"min_size": 1, "max_size": _pool_size}
+        _db["CONN_HEALTH_CHECKS"] = True  # with a pool: psycopg_pool's check as each connection is taken
 if os.environ.get("DATABASE_TEST_NAME"):
     _db.setdefault("TEST", {})["NAME"] = os.environ["DATABASE_TEST_NAME"]
 elif _db["ENGINE"] == "django.db.backends.sqlite3":

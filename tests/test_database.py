@@ -1,5 +1,5 @@
 """PostgreSQL connections as the settings make them: the context compiler's statements prepared, and
-with DATABASE_POOL a server's connections kept from one request to the next."""
+a server's connections kept in a pool from one request to the next (DATABASE_POOL, on in the server)."""
 
 from __future__ import annotations
 
@@ -28,7 +28,10 @@ def test_the_compilers_statements_are_prepared_and_no_others(project):
     services.memory_record(
         project=project, agent_name="Alice", type="learning", content="Retry the deploy queue with backoff"
     )
-    connection.close()  # a new connection: nothing prepared by an earlier test on this one
+    # A new connection: nothing prepared on it by an earlier test (the pool would hand the same one back).
+    connection.close()
+    if connection.pool:
+        connection.close_pool()
     connection.ensure_connection()
     assert not any("ts_rank_cd" in statement for statement in prepared_statements())
 
@@ -67,7 +70,7 @@ def compile_through(url: str, project: Project, secret: str, times: int) -> None
                 f"/api/projects/{project.slug}/context", params={"agent": "Alice", "task": "deploy queue"}
             )
             assert response.status_code == 200, response.text
-            assert response.json()["text"] is not None
+            assert response.json()["text"] is not None, response.json()
 
 
 @pytest.mark.django_db(transaction=True)
@@ -79,8 +82,9 @@ def test_with_a_pool_the_server_keeps_its_connections_between_requests(project, 
     )
 
     name = f"canon-test-{uuid.uuid4().hex[:12]}"
-    pool = "true" if pooled else "false"
-    with servers.production_server(workers=1, DATABASE_POOL=pool, PGAPPNAME=name) as server:
+    # The server pools by default; DATABASE_POOL=false turns it off.
+    pool = {} if pooled else {"DATABASE_POOL": "false"}
+    with servers.production_server(workers=1, PGAPPNAME=name, **pool) as server:
         compile_through(server.url, project, secret, 10)
         first = settled_connections(name)
         compile_through(server.url, project, secret, 10)
@@ -90,3 +94,26 @@ def test_with_a_pool_the_server_keeps_its_connections_between_requests(project, 
         assert first and first == second  # the same sessions served both batches
     else:
         assert not first and not second  # each request closed its own
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_pooled_server_answers_after_its_connections_were_cut(project):
+    """A database restart, or a network cut, ends the pool's sessions while they sit idle: the pool
+    checks each connection as it is taken and opens a new one, so no request fails."""
+    secret = services.token_issue(project=project, role="agent", agent_name="Alice")[1]
+    services.memory_record(
+        project=project, agent_name="Alice", type="learning", content="Retry the deploy queue with backoff"
+    )
+    name = f"canon-test-{uuid.uuid4().hex[:12]}"
+
+    with servers.production_server(workers=1, PGAPPNAME=name) as server:
+        compile_through(server.url, project, secret, 3)
+        cut = settled_connections(name)
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = %s", [name]
+            )
+        compile_through(server.url, project, secret, 3)
+        after = settled_connections(name)
+
+    assert cut and after and not cut & after

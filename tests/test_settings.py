@@ -78,19 +78,37 @@ def test_a_proxy_ssl_header_that_is_not_a_meta_name_stops_start_up():
     assert "DJANGO_SECURE_PROXY_SSL_HEADER must be a request.META name" in result.stderr
 
 
-DATABASE_OPTIONS = "from django.conf import settings; print(settings.DATABASES['default'].get('OPTIONS', {}))"
+DATABASE_OPTIONS = (
+    "from django.conf import settings; database = settings.DATABASES['default']; "
+    "print(database.get('OPTIONS', {}), 'checked' if database.get('CONN_HEALTH_CHECKS') else 'unchecked')"
+)
 POSTGRES = {"DJANGO_DEBUG": "true", "DATABASE_URL": "postgres://canon@db.example.com:5432/canon"}
 
 
-def test_postgresql_binds_parameters_on_the_server_by_default_and_pools_connections_when_asked():
+def test_postgresql_binds_parameters_on_the_server_and_pools_connections_when_asked():
     default = run(["-c", DATABASE_OPTIONS], **POSTGRES)
-    pooled = run(["-c", DATABASE_OPTIONS], **POSTGRES, DATABASE_POOL="true", DATABASE_POOL_MAX_SIZE="6")
+    pooled = run(["-c", DATABASE_OPTIONS], **POSTGRES, DATABASE_POOL="true")
+    sized = run(["-c", DATABASE_OPTIONS], **POSTGRES, DATABASE_POOL="true", DATABASE_POOL_MAX_SIZE="6")
 
     assert default.returncode == 0, default.stderr
     assert "'server_side_binding': True" in default.stdout
-    assert "pool" not in default.stdout
+    assert "pool" not in default.stdout  # a command opens one connection, and fails at once without it
     assert pooled.returncode == 0, pooled.stderr
-    assert "'pool': {'min_size': 1, 'max_size': 6}" in pooled.stdout
+    assert "'pool': {'min_size': 1, 'max_size': 2}" in pooled.stdout
+    assert "unchecked" not in pooled.stdout  # each connection is checked as the pool hands it out
+    assert sized.returncode == 0, sized.stderr
+    assert "'min_size': 1, 'max_size': 6" in sized.stdout
+
+
+def test_persistent_connections_without_the_pool_only():
+    pooled = run(
+        ["-c", "import config.settings"], **POSTGRES, DATABASE_CONN_MAX_AGE="60", DATABASE_POOL="true"
+    )
+    unpooled = run(["-c", DATABASE_OPTIONS], **POSTGRES, DATABASE_CONN_MAX_AGE="60")
+
+    assert pooled.returncode != 0
+    assert "set DATABASE_POOL=false to use it" in pooled.stderr
+    assert unpooled.returncode == 0, unpooled.stderr
 
 
 def test_prepared_statements_can_be_turned_off():

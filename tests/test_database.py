@@ -3,6 +3,8 @@ a server's connections kept in a pool from one request to the next (DATABASE_POO
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import time
 import uuid
 
@@ -13,6 +15,7 @@ from django.db import connection
 from ledger import context, services
 from ledger.models import Project
 from tests import servers
+from tests.processes import database_url
 
 pytestmark = pytest.mark.postgresql_only
 
@@ -117,3 +120,21 @@ def test_a_pooled_server_answers_after_its_connections_were_cut(project):
         after = settled_connections(name)
 
     assert cut and after and not cut & after
+
+
+@pytest.mark.django_db
+def test_a_command_that_cannot_connect_says_why_at_once():
+    """Commands take no pool: a pool would retry for 30 s before giving up with no reason."""
+    missing = database_url().rsplit("/", 1)[0] + f"/canon_missing_{uuid.uuid4().hex[:8]}"
+    started = time.monotonic()
+    result = subprocess.run(
+        [sys.executable, "manage.py", "migrate", "--verbosity", "0"],
+        env=servers.environment(DATABASE_URL=missing),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+    assert result.returncode != 0
+    assert "does not exist" in result.stderr
+    assert time.monotonic() - started < 15

@@ -25,6 +25,7 @@ from ledger import services
 from ledger.models import EntryStatus, InboxEntry, Project
 from review.access import ProjectAccess
 from review.forms import problems
+from review.neighbours import Neighbours
 
 PAGE_SIZE = 50
 T = TypeVar("T")
@@ -102,6 +103,28 @@ def redirect_back(
     ) or not target.startswith("/"):
         target = fallback
     return HttpResponseRedirect(target)
+
+
+def with_query(url: str, query: str) -> str:
+    """`url` carrying a list's query string (its filters), when there is one."""
+    return f"{url}?{query}" if query else url
+
+
+def place_links(
+    place: Neighbours, project: Project, row_view: str, list_view: str, query: str
+) -> dict[str, str]:
+    """The URLs of a list and of the rows around one of its rows (previous, next, and the list's first
+    for a row the list no longer holds), each with the list's query string; "" where there is none."""
+
+    def row(pk: int | None) -> str:
+        return with_query(reverse(row_view, args=[project.slug, pk]), query) if pk else ""
+
+    return {
+        "list": with_query(reverse(list_view, args=[project.slug]), query),
+        "previous": row(place.previous),
+        "next": row(place.next),
+        "first": row(place.first),
+    }
 
 
 def refused(request: HttpRequest, form: forms.Form) -> None:

@@ -29,10 +29,12 @@ from review.views.base import (
     HtmxHttpRequest,
     attempt,
     paginate,
+    place_links,
     project_context,
     refused,
     render_list,
     submit,
+    with_query,
 )
 
 # The "supersede by an existing decision" menu lists this many of the most recent active decisions.
@@ -169,25 +171,14 @@ def _place(access: ProjectAccess, decision: Decision, params: QueryDict) -> Neig
 
 def _links(access: ProjectAccess, place: Neighbours, query: str) -> dict[str, str]:
     """The URLs of the list and of the decisions around this one, each with the list's query string."""
-    suffix = f"?{query}" if query else ""
-
-    def decision_url(pk: int | None) -> str:
-        return f"{reverse('review:decision', args=[access.project.slug, pk])}{suffix}" if pk else ""
-
-    return {
-        "list": f"{reverse('review:decisions', args=[access.project.slug])}{suffix}",
-        "previous": decision_url(place.previous),
-        "next": decision_url(place.next),
-        "first": decision_url(place.first),
-    }
+    return place_links(place, access.project, "review:decision", "review:decisions", query)
 
 
 def _to_decision(request: HtmxHttpRequest, access: ProjectAccess, decision_id: int) -> HttpResponseRedirect:
     """A decision's page, keeping the list's filters the page was opened with (its forms post to a URL
     carrying the page's query string)."""
     url = reverse("review:decision", args=[access.project.slug, decision_id])
-    query = request.GET.urlencode()
-    return HttpResponseRedirect(f"{url}?{query}" if query else url)
+    return HttpResponseRedirect(with_query(url, request.GET.urlencode()))
 
 
 def _decision_page(

@@ -29,7 +29,7 @@ from review.filters import InboxFilter
 from review.forms import DecisionTextForm
 from review.inspect import flags, related_decisions
 from review.neighbours import Neighbours, neighbours
-from review.views.base import HtmxHttpRequest, project_context, refused, submit
+from review.views.base import HtmxHttpRequest, place_links, project_context, refused, submit, with_query
 from review.views.inbox import inbox_queryset
 
 
@@ -78,20 +78,10 @@ def _place(access: ProjectAccess, entry: InboxEntry, params: QueryDict) -> Neigh
 
 def _links(access: ProjectAccess, place: Neighbours, query: str) -> dict[str, str]:
     """The URLs of the list and of the entries around this one, each with the list's query string."""
-    suffix = f"?{query}" if query else ""
-
-    def entry_url(pk: int | None) -> str:
-        return f"{reverse('review:entry', args=[access.project.slug, pk])}{suffix}" if pk else ""
-
-    listing = f"{reverse('review:inbox', args=[access.project.slug])}{suffix}"
-    return {
-        "list": listing,
-        "previous": entry_url(place.previous),
-        "next": entry_url(place.next),
-        "first": entry_url(place.first),
-        # After a merge or a rejection here, the reviewer goes on to the next entry, or back to the list.
-        "after": entry_url(place.next) or listing,
-    }
+    links = place_links(place, access.project, "review:entry", "review:inbox", query)
+    # After a merge or a rejection here, the reviewer goes on to the next entry, or back to the list.
+    links["after"] = links["next"] or links["list"]
+    return links
 
 
 def _entry_page(
@@ -155,6 +145,5 @@ def entry_edit(request: HtmxHttpRequest, project: str, entry_id: int) -> HttpRes
         messages.success(request, "Nothing to save: the text is unchanged.")
     else:
         messages.success(request, "Saved. The agent's text is kept as a revision; merging takes yours.")
-    query = request.GET.urlencode()
     url = reverse("review:entry", args=[access.project.slug, entry.pk])
-    return redirect(f"{url}?{query}" if query else url)
+    return redirect(with_query(url, request.GET.urlencode()))

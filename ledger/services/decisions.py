@@ -26,6 +26,7 @@ from ledger.services.fields import (
     checked_choice,
     checked_tags,
     checked_text,
+    checked_text_changes,
     locked,
 )
 from ledger.services.projects import agent_get_or_create
@@ -199,13 +200,7 @@ def decision_edit(
     rationale: str | None = None,
 ) -> Decision:
     """Change a decision's text; the previous text is kept as an immutable revision."""
-    changes: dict[str, str] = {}
-    if title is not None:
-        changes["title"] = checked_text("title", title, required=True, max_length=TITLE_MAX_LENGTH).strip()
-    if content is not None:
-        changes["content"] = checked_text("content", content, required=True)
-    if rationale is not None:
-        changes["rationale"] = checked_text("rationale", rationale)
+    changes = checked_text_changes(title, content, rationale, title_required=True)
     with transaction.atomic():
         decision = _locked_decision(project, decision_id)
         changes = {k: v for k, v in changes.items() if getattr(decision, k) != v}

@@ -56,6 +56,22 @@ def checked_text(
     return value
 
 
+def checked_text_changes(
+    title: str | None, content: str | None, rationale: str | None, *, title_required: bool
+) -> dict[str, str]:
+    """The text fields an edit gives (None: left as it is), each checked as a new row's would be."""
+    changes: dict[str, str] = {}
+    if title is not None:
+        changes["title"] = checked_text(
+            "title", title, required=title_required, max_length=TITLE_MAX_LENGTH
+        ).strip()
+    if content is not None:
+        changes["content"] = checked_text("content", content, required=True)
+    if rationale is not None:
+        changes["rationale"] = checked_text("rationale", rationale)
+    return changes
+
+
 def _normalized(
     field_name: str,
     value: object,

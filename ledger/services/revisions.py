@@ -9,19 +9,7 @@ from django.db import transaction
 from ledger.models import EntryRevision, EntryStatus, InboxEntry, Project
 from ledger.services.effects import audit, workspace_changed
 from ledger.services.errors import Conflict, NotFound
-from ledger.services.fields import TITLE_MAX_LENGTH, checked_text, locked
-
-
-def _checked_changes(title: str | None, content: str | None, rationale: str | None) -> dict[str, str]:
-    """The fields given, checked as a submission checks them (`fields.entry_fields`)."""
-    changes: dict[str, str] = {}
-    if title is not None:
-        changes["title"] = checked_text("title", title, max_length=TITLE_MAX_LENGTH).strip()
-    if content is not None:
-        changes["content"] = checked_text("content", content, required=True)
-    if rationale is not None:
-        changes["rationale"] = checked_text("rationale", rationale)
-    return changes
+from ledger.services.fields import checked_text_changes, locked
 
 
 def entry_edit(
@@ -40,7 +28,8 @@ def entry_edit(
     nothing. The row is locked first, so an edit and a merge, a rejection or another edit of the same
     entry happen one after the other; an entry no longer pending is refused (Conflict).
     """
-    changes = _checked_changes(title, content, rationale)
+    # The title may be blank, as a submission's may (`fields.entry_fields`).
+    changes = checked_text_changes(title, content, rationale, title_required=False)
     with transaction.atomic():
         entry = None
         if isinstance(entry_id, int) and not isinstance(entry_id, bool):

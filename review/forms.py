@@ -59,6 +59,23 @@ def _choice(
     )
 
 
+def id_field(name: str, kind: str, *, required: str | None = None) -> forms.IntegerField:
+    """One row's id; a number no row can have is refused as `{name}: no such {kind}`. `required` is
+    the message when none was chosen, and for a value that is no number (optional when None)."""
+    unknown = f"{name}: no such {kind}"
+    return forms.IntegerField(
+        required=required is not None,
+        min_value=1,
+        max_value=10**ID_MAX_DIGITS - 1,
+        error_messages={
+            "required": required or "",
+            "invalid": required or unknown,
+            "min_value": unknown,
+            "max_value": unknown,
+        },
+    )
+
+
 def _plain_id(value: str) -> bool:
     """A decimal number that can be an id: `²` is a digit to Python, not an id."""
     return value.isascii() and value.isdigit() and 0 < len(value) <= ID_MAX_DIGITS
@@ -162,15 +179,8 @@ class SupersedeForm(forms.Form):
     """Supersede a decision by an existing one. Whether that one is active, in this project and not
     the same decision is the service's to say."""
 
-    superseded_by = forms.IntegerField(
-        min_value=1,
-        max_value=10**ID_MAX_DIGITS - 1,
-        error_messages={
-            "required": "Choose the decision that replaces this one.",
-            "invalid": "Choose the decision that replaces this one.",
-            "min_value": "superseded_by: no such decision",
-            "max_value": "superseded_by: no such decision",
-        },
+    superseded_by = id_field(
+        "superseded_by", "decision", required="Choose the decision that replaces this one."
     )
 
 
@@ -219,16 +229,7 @@ class MemoryMergeForm(forms.Form):
     """Settle a near-duplicate: which of the two memories is kept. Whether it is one of the two is the
     service's to say."""
 
-    keep = forms.IntegerField(
-        min_value=1,
-        max_value=10**ID_MAX_DIGITS - 1,
-        error_messages={
-            "required": "Choose the memory to keep.",
-            "invalid": "Choose the memory to keep.",
-            "min_value": "keep: no such memory",
-            "max_value": "keep: no such memory",
-        },
-    )
+    keep = id_field("keep", "memory", required="Choose the memory to keep.")
 
 
 # --- what agents were told ----------------------------------------------------------------------

@@ -19,7 +19,7 @@ from django.views.decorators.http import require_POST
 from ledger import services
 from ledger.models import InboxEntry
 from review.access import project_for_user
-from review.forms import BULK_LIMIT, ID_MAX_DIGITS, REASON_MAX_LENGTH, IdsField, problems
+from review.forms import BULK_LIMIT, REASON_MAX_LENGTH, IdsField, id_field, problems
 from review.views.base import HtmxHttpRequest, attempt, redirect_back
 from review.views.inbox import _answer
 
@@ -50,16 +50,7 @@ class ResolveForm(forms.Form):
         max_length=REASON_MAX_LENGTH,
         error_messages={"max_length": "reason: must be at most %(limit_value)d characters"},
     )
-    supersede = forms.IntegerField(
-        required=False,
-        min_value=1,
-        max_value=10**ID_MAX_DIGITS - 1,
-        error_messages={
-            "invalid": "supersede: no such decision",
-            "min_value": "supersede: no such decision",
-            "max_value": "supersede: no such decision",
-        },
-    )
+    supersede = id_field("supersede", "decision")
 
     def clean(self) -> dict[str, Any]:
         data = super().clean() or {}

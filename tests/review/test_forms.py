@@ -8,7 +8,8 @@ from django.urls import reverse
 
 from ledger import services
 from ledger.models import AgentMemory, AuditEvent, Decision, DecisionRevision, InboxEntry
-from review.forms import BULK_LIMIT, REASON_MAX_LENGTH
+from review.forms import BULK_LIMIT, REASON_MAX_LENGTH, MemoryMergeForm, SupersedeForm
+from review.views.undo import ResolveForm
 
 
 def decision_url(name, decision):
@@ -160,3 +161,30 @@ def test_memory_edit_with_an_empty_tags_field_clears_them(lead, project):
     )
     assert f"Memory {memory.pk} saved.".encode() in response.content
     assert AgentMemory.objects.get(pk=memory.pk).tags == []
+
+
+@pytest.mark.parametrize(
+    ("form", "data", "message"),
+    [
+        (SupersedeForm, {}, "Choose the decision that replaces this one."),
+        (SupersedeForm, {"superseded_by": "seven"}, "Choose the decision that replaces this one."),
+        (SupersedeForm, {"superseded_by": "0"}, "superseded_by: no such decision"),
+        (SupersedeForm, {"superseded_by": "9" * 19}, "superseded_by: no such decision"),
+        (MemoryMergeForm, {}, "Choose the memory to keep."),
+        (MemoryMergeForm, {"keep": "-3"}, "keep: no such memory"),
+        (ResolveForm, {"supersede": "x"}, "supersede: no such decision"),
+        (ResolveForm, {"supersede": "9" * 19}, "supersede: no such decision"),
+    ],
+)
+def test_an_id_no_row_can_have_is_refused_with_what_it_names(form, data, message):
+    bound = form(data)
+
+    assert not bound.is_valid()
+    assert message in [error for errors in bound.errors.values() for error in errors]
+
+
+def test_an_optional_id_may_be_left_out():
+    bound = ResolveForm({})
+
+    assert bound.is_valid(), bound.errors
+    assert bound.cleaned_data["supersede"] is None

@@ -235,19 +235,27 @@ def _update_pending(entry: InboxEntry, fields: dict[str, Any]) -> InboxEntry:
             updated_at=entry.updated_at,
         )
         if pending.update(updated_at=now, **fields):
-            for name, value in fields.items():
-                setattr(entry, name, value)
-            entry.updated_at = now
-            return entry
-        entry.refresh_from_db(fields=["status"])
+            return _written(entry, fields, now)
+        # Something changed it since the read: wait for the row, then decide on what it holds now.
+        # Holding the row, no edit, merge or rejection (each locks it too) comes in between, so
+        # concurrent retries of one entry take their turns instead of racing again.
+        rows = InboxEntry.objects.filter(pk=entry.pk)
+        entry.status = rows.select_for_update().values_list("status", flat=True).get()
         if entry.status == EntryStatus.PENDING:
             if EntryRevision.objects.filter(entry=entry).exists():
                 raise Conflict(
                     f"a coordinator edited {entry.slug} before merging it; propose changes under a new slug"
                 )
-            # Another retry of the same entry changed it meanwhile: run the rules again (`entry_submit`).
-            raise IntegrityError(f"entry {entry.slug!r} changed meanwhile")
+            rows.update(updated_at=now, **fields)
+            return _written(entry, fields, now)
     raise Conflict(f"already recorded as {entry.slug} ({entry.status}); propose it again under a new slug")
+
+
+def _written(entry: InboxEntry, fields: dict[str, Any], now: datetime) -> InboxEntry:
+    for name, value in fields.items():
+        setattr(entry, name, value)
+    entry.updated_at = now
+    return entry
 
 
 def _locked_entry(project: Project, entry_id: int) -> InboxEntry:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from django.db import IntegrityError, transaction
+from django.db import transaction
 from django.db.models import ProtectedError
 
 from ledger import services
@@ -160,14 +160,29 @@ def test_a_retry_that_read_the_entry_before_an_edit_does_not_overwrite_it(projec
     assert InboxEntry.objects.get(pk=entry.pk).content == "The coordinator's version."
 
 
-def test_a_retry_that_read_the_entry_before_another_retry_runs_the_rules_again(project):
-    """Two retries of one entry: the later write notices the earlier one and places itself again."""
+def test_a_retry_that_read_the_entry_before_another_retry_takes_its_turn(project):
+    """Two retries of one entry: the later write waits for the row and writes after the earlier one,
+    rather than placing itself again (eight such retries at once used to run out of attempts: 409)."""
     entry = propose(project)
     read_first = InboxEntry.objects.select_related("agent").get(pk=entry.pk)
     propose(project, content="The other retry.")
-    with pytest.raises(IntegrityError), transaction.atomic():
-        _update_pending(read_first, {"content": "This retry."})
-    assert InboxEntry.objects.get(pk=entry.pk).content == "The other retry."
+    with transaction.atomic():
+        written = _update_pending(read_first, {"content": "This retry."})
+    assert written.pk == entry.pk and written.content == "This retry."
+    assert InboxEntry.objects.get(pk=entry.pk).content == "This retry."
+    assert InboxEntry.objects.count() == 1
+
+
+def test_a_retry_that_read_the_entry_before_a_merge_is_refused(project):
+    entry = propose(project)
+    read_by_the_retry = InboxEntry.objects.select_related("agent").get(pk=entry.pk)
+    services.entry_merge(project=project, entry_id=entry.pk, by="lead")
+    with (
+        transaction.atomic(),
+        pytest.raises(services.Conflict, match=r"already recorded as use-postgres \(merged\)"),
+    ):
+        _update_pending(read_by_the_retry, {"content": "The agent's second try."})
+    assert InboxEntry.objects.get(pk=entry.pk).content != "The agent's second try."
 
 
 def test_the_revision_is_protected_with_its_entry(project):

@@ -159,7 +159,7 @@ def timed(filterset: type, rows: object, params: dict[str, str]) -> tuple[float,
 def main() -> None:
     args = parse_args(__doc__.splitlines()[0], [("--runs", {"type": int, "default": RUNS})])
     engine = setup_django(args.database_url, "search")
-    from ledger import selectors
+    from ledger import visibility
     from ledger.filters import DecisionFilter, InboxFilter, MemoryFilter
     from ledger.models import Agent, Decision, InboxEntry
 
@@ -172,7 +172,7 @@ def main() -> None:
     agent = Agent.objects.get(project=project, key="agent-0")
     rng = random.Random(11)
     for who, viewer in (("coordinator", None), ("agent", agent)):
-        rows = selectors.memories_visible_to(project, viewer).order_by("-created_at", "-id")
+        rows = visibility.memories_visible_to(project, viewer).order_by("-created_at", "-id")
         for q in QUERIES["one word (common)"]:  # warm caches
             timed(MemoryFilter, rows, {"q": q})
         for kind, queries in QUERIES.items():

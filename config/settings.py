@@ -273,6 +273,12 @@ CANON_CONTEXT_MAX_TOKENS = env_int("CANON_CONTEXT_MAX_TOKENS", 4000)
 # of their own; boundaries are never cut, their size is reported.
 CANON_CONTEXT_RELEVANT_TOKENS = env_int("CANON_CONTEXT_RELEVANT_TOKENS", 2000)
 CANON_CONTEXT_SESSION_TOKENS = env_int("CANON_CONTEXT_SESSION_TOKENS", 1000)
+# Compilations recorded for a run (what each agent was told) are kept this many days; the
+# `prune_compilations` command removes older ones (run it from cron).
+CANON_COMPILATIONS_KEEP_DAYS = env_int("CANON_COMPILATIONS_KEEP_DAYS", 90)
+# The Scribe merges entries that carry no run id only when they were made during the run as the server
+# saw it: never earlier than this many hours before the Scribe is called (docs/ledger.md "Scribe").
+CANON_SCRIBE_RUN_HOURS = env_int("CANON_SCRIBE_RUN_HOURS", 24)
 
 # Memory lifecycle (docs/ledger.md "Memory"), by source. Time-to-live in days, set on a memory when it
 # is written (None: never expires); half-life in days of the recency factor in relevance ranking (None:

@@ -2,7 +2,7 @@
 
 Each FilterSet reads plain query parameters (a `QueryDict` from the dashboard's URL, a dict from the
 API's validated query) and narrows a queryset its caller chose: the caller decides which rows may be
-seen (`selectors.entries_visible_to`, `selectors.memories_visible_to`) and their order; the FilterSet
+seen (`visibility.entries_visible_to`, `visibility.memories_visible_to`) and their order; the FilterSet
 decides only which of them match (and, for a text search, their order). The rules every list shares
 live here once:
 

@@ -1,14 +1,19 @@
 """The post-run Scribe (docs/ledger.md): after a run, merge low-risk learnings, leave decisions for review.
 
 In one transaction it merges the agent's pending `learning` / `pattern` / `update` entries created by
-the run (`run_id` equal to the run, or, for entries without a run id, created at or after the run's
-start), leaves the run's pending decision-type entries pending and returns them as `needs_review`,
-and appends `Run {run_id} by {agent} {outcome}.` to the open session's summary. The coordinator
-backstop: when the run's agent is the project's coordinator agent and the run was approved, its own
-pending `architectural` and `scope` entries are merged too. Running it again merges nothing new (the
-summary line is not appended twice either). A run racing another for the same entries (on PostgreSQL,
-where they overlap) is refused whole with a retryable 409 when it finds an entry already decided; the
-retry merges nothing new. The mirror is exported afterwards, best effort.
+the run (`run_id` equal to the run, or, for entries without a run id, created during the run as the
+server saw it), leaves the run's other pending entries pending and returns them as `needs_review`,
+and appends `Run {run_id} by {agent} {outcome}.` to the open session's summary.
+
+The Scribe acts without a person, so it merges only what reaches nobody but the run's own agent
+(`ledger.visibility.scribe_refusal`): never an entry tagged `cross-team`, never one whose source is not
+that agent (a file, a notes file, a coordinator's token), never one whose text a reviewer would be
+warned about. The coordinator backstop: when a coordinator token runs it for the project's coordinator
+agent and says the run was approved, that agent's pending `architectural` and `scope` entries are
+merged too (a person acted). Running it again merges nothing new (the summary line is not appended
+twice either). A run racing another for the same entries (on PostgreSQL, where they overlap) is refused
+whole with a retryable 409 when it finds an entry already decided; the retry merges nothing new. The
+mirror is exported afterwards, best effort.
 
 A run that has no episode gets a minimal one, written by the Scribe (docs/ledger.md "Episodes"): its
 outcome read from `outcome`, and what the run proposed and merged as what it tried. A run's own episode
@@ -24,12 +29,10 @@ from typing import Any
 from django.db import transaction
 from django.db.models import Q
 
-from ledger import services
+from ledger import services, visibility
 from ledger.models import (
-    BOUNDARY_TYPES,
     Agent,
     EntryStatus,
-    EntryType,
     Episode,
     EpisodeOutcome,
     EpisodeSource,
@@ -40,7 +43,6 @@ from ledger.models import (
 )
 from ledger.values import InvalidValue, agent_key, check_text
 
-MEMORY_TYPES = (EntryType.LEARNING, EntryType.PATTERN, EntryType.UPDATE)
 OUTCOME_MAX_LENGTH = 40
 # The Scribe's `outcome` words that name an episode's outcome; any other word is `abandoned`.
 EPISODE_OUTCOMES = {
@@ -56,6 +58,8 @@ EPISODE_SLUGS_SHOWN = 20
 class ScribeResult:
     merged: list[InboxEntry] = field(default_factory=list)
     needs_review: list[InboxEntry] = field(default_factory=list)
+    # Why each entry in `needs_review` waits for a person.
+    reasons: dict[int, str] = field(default_factory=dict)
     summary_line: str = ""
     summary_appended: bool = False
     # The minimal episode this run wrote, when the run had none.
@@ -75,7 +79,7 @@ class ScribeResult:
 
         return {
             "merged": [brief(e) for e in self.merged],
-            "needs_review": [brief(e) for e in self.needs_review],
+            "needs_review": [{**brief(e), "reason": self.reasons.get(e.pk, "")} for e in self.needs_review],
             "summary_line": self.summary_line,
             "summary_appended": self.summary_appended,
             "episode_id": self.episode.pk if self.episode is not None else None,
@@ -90,9 +94,12 @@ def scribe_run(
     started_at: datetime,
     outcome: str = "completed",
     approved: bool = False,
+    coordinator: bool = False,
     by: str = "scribe",
     via: str = "scribe",
 ) -> ScribeResult:
+    """Run the Scribe for `agent_name`'s run. `coordinator` says a person runs it (a coordinator token,
+    the dashboard, an operator's command): only then does `approved` mean anything."""
     try:
         key = agent_key(agent_name)
     except InvalidValue as exc:
@@ -116,22 +123,29 @@ def scribe_run(
         except InvalidValue as exc:
             raise services.invalid(name, str(exc)) from exc
 
-    of_this_run = Q(run_id=run_id) | Q(run_id="", created_at__gte=started_at)
     result = ScribeResult(summary_line=f"Run {run_id} by {agent_name.strip()} {outcome}.")
     with transaction.atomic():
+        since = visibility.run_started(project, key, run_id, started_at)
+        of_this_run = Q(run_id=run_id) | Q(run_id="", created_at__gte=since)
         pending = list(
             InboxEntry.objects.filter(project=project, agent__key=key, status=EntryStatus.PENDING)
             .filter(of_this_run)
             .order_by("created_at", "id")
         )
-        backstop = approved and key == agent_key(project.coordinator_agent)
+        backstop = coordinator and approved and key == agent_key(project.coordinator_agent)
         for entry in pending:
-            # An entry that came from a file speaks with no one's voice: a person merges it.
-            if entry.source == Source.IMPORT:
+            reason = visibility.scribe_refusal(entry, key, backstop=backstop)
+            if reason is not None:
                 result.needs_review.append(entry)
-            elif entry.type in MEMORY_TYPES or (backstop and entry.type in BOUNDARY_TYPES):
+                result.reasons[entry.pk] = reason
+            else:
                 try:
                     merged = services.entry_merge(project=project, entry_id=entry.pk, by=by, via=via)
+                except (services.FlaggedEntry, services.CompetingBoundary) as exc:
+                    # A reviewer's choice is needed (a competing boundary, a flagged text): a person's.
+                    result.needs_review.append(entry)
+                    result.reasons[entry.pk] = exc.message
+                    continue
                 except services.Conflict as exc:
                     # Decided since it was listed: another run of the Scribe (or a person) got there
                     # first. This run keeps nothing; run again and it merges what is left.
@@ -139,11 +153,9 @@ def scribe_run(
                         f"entry {entry.slug!r} was decided by a concurrent request; retry", retryable=True
                     ) from exc
                 result.merged.append(merged)
-            else:
-                result.needs_review.append(entry)
         session = Session.objects.select_for_update().filter(project=project, ended_at__isnull=True).first()
         if session is not None and result.summary_line not in session.summary.splitlines():
-            services.session_update_current(project=project, summary_append=result.summary_line)
+            services.session_update_current(project=project, summary_append=result.summary_line, by=by)
             result.summary_appended = True
         result.episode = _minimal_episode(project, key, run_id, outcome, pending, result, by=by, via=via)
     return result
@@ -161,15 +173,25 @@ def _slugs(entries: list[InboxEntry]) -> str:
     return f"{shown} and {more} more" if more > 0 else shown
 
 
+# Entries written through a token: the agent's own, or a coordinator's for it. An entry a file brought
+# in (`import`, `notes`) was written by whoever could write the workspace, so its slug is not the run's
+# to tell.
+VOICED = (Source.AGENT, Source.COORDINATOR)
+
+
 def tried_text(run_id: str, pending: list[InboxEntry], result: ScribeResult) -> str:
-    """What a run tried, as far as the Scribe knows: what it proposed, merged and left for review."""
+    """What a run tried, as far as the Scribe knows: what it proposed, merged and left for review,
+    through a token (the episode reaches the agent's context: no file's words go into it)."""
+    pending = [entry for entry in pending if entry.source in VOICED]
     if not pending:
         return f"Run {run_id} proposed nothing to the inbox."
     lines = [f"Run {run_id} proposed {len(pending)} inbox entries."]
-    if result.merged:
-        lines.append(f"Merged: {_slugs(result.merged)}.")
-    if result.needs_review:
-        lines.append(f"Left for review: {_slugs(result.needs_review)}.")
+    merged = [entry for entry in result.merged if entry.source in VOICED]
+    review = [entry for entry in result.needs_review if entry.source in VOICED]
+    if merged:
+        lines.append(f"Merged: {_slugs(merged)}.")
+    if review:
+        lines.append(f"Left for review: {_slugs(review)}.")
     return "\n".join(lines)
 
 

@@ -3,23 +3,17 @@
 from __future__ import annotations
 
 from django.db import connection
-from django.db.models import Q, QuerySet, TextField
 from django.db.models.expressions import RawSQL
-from django.db.models.functions import Cast
 
 from ledger.models import (
-    PRIVATE_ENTRY_TYPES,
     Agent,
-    AgentMemory,
     ApiToken,
     Compilation,
     Decision,
-    InboxEntry,
     Project,
     Session,
-    Source,
 )
-from ledger.values import CROSS_TEAM_TAG, InvalidValue, agent_key
+from ledger.values import InvalidValue, agent_key
 
 
 def agent_find(project: Project, name: str) -> Agent | None:
@@ -55,26 +49,6 @@ def token_for_secret(secret: str) -> ApiToken | None:
         )
     except ApiToken.DoesNotExist:
         return None
-
-
-def entries_visible_to(qs: QuerySet[InboxEntry], viewer: Agent | None) -> QuerySet[InboxEntry]:
-    """An agent sees every proposal except the private learnings, patterns and updates of other agents
-    (those not tagged `cross-team`); a coordinator (None) sees all."""
-    if viewer is None:
-        return qs
-    # The tags as JSON text: the quoted tag matches that whole tag only, on SQLite and PostgreSQL alike.
-    shared = Q(tags_text__contains=f'"{CROSS_TEAM_TAG}"')
-    private = Q(type__in=PRIVATE_ENTRY_TYPES) & ~shared & ~Q(agent=viewer)
-    return qs.alias(tags_text=Cast("tags", TextField())).exclude(private)
-
-
-def memories_visible_to(project: Project, viewer: Agent | None) -> QuerySet[AgentMemory]:
-    """Visibility (docs/ledger.md): an agent reads its own and `cross-team` memories, and the summaries
-    of the project's ended sessions (as it reads the sessions themselves); a coordinator reads all."""
-    qs = AgentMemory.objects.filter(project=project).select_related("agent")
-    if viewer is not None:
-        qs = qs.filter(Q(agent=viewer) | Q(cross_team=True) | Q(source=Source.SESSION_SUMMARY))
-    return qs
 
 
 # Every decision linked to one by `superseded_by`, in either direction, however long or branching the

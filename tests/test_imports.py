@@ -25,6 +25,8 @@ LAYERS: list[tuple[str, ...]] = [
         "ledger.search",
         "ledger.relevance",
         "ledger.filters",
+        "ledger.visibility",
+        "ledger.competition",
     ),
     ("ledger.services",),
     ("ledger.context", "ledger.mirror", "ledger.scribe"),

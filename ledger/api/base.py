@@ -1,8 +1,8 @@
 """The agent API's frame (docs/api.md): the NinjaAPI instance, bearer tokens, who is asking, and errors.
 
-Route modules (`ledger/api/inbox.py`, …) register on `api` and start each handler with
-`caller = project_caller(request, project)`, then `caller.require_coordinator()` or
-`caller.require_agent(name)` as the route's role demands.
+Route modules (`ledger/api/routes_inbox.py`, …) register on `api` and start each handler with
+`caller = project_caller(request, project)` (`coordinator=True` for a coordinators' route: the role is
+checked before a write is counted), then `caller.require_agent(name)` where the route acts for an agent.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from ninja import NinjaAPI, Schema
 from ninja.errors import AuthenticationError, HttpError, ValidationError
 from ninja.security import HttpBearer
 
-from ledger import selectors
+from ledger import selectors, visibility
 from ledger.api.shapes import MAX_PAGE_SIZE, Paging
 from ledger.models import Agent, ApiToken, Project, TokenRole
 from ledger.services import Conflict, Invalid, LedgerError, NotFound, invalid
@@ -135,7 +135,18 @@ class Caller:
             _count_write(self.project, self.token.agent)
 
 
-def project_caller(request: HttpRequest, project_slug: str) -> Caller:
+def caller_for(token: ApiToken) -> Caller:
+    """The caller a live token makes, on every transport. An agent token naming the project's
+    coordinator agent (issued before that name became the coordinator's) is refused with 403: that
+    name speaks through coordinator tokens only."""
+    if token.agent is not None:
+        refusal = visibility.agent_token_refusal(token.project, token.agent.name)
+        if refusal is not None:
+            raise ApiRefusal(403, refusal)
+    return Caller(token=token, project=token.project)
+
+
+def project_caller(request: HttpRequest, project_slug: str, *, coordinator: bool = False) -> Caller:
     """The authenticated caller, refused with 404 when the token belongs to another project.
 
     Also refuses a NUL character anywhere in the path or the query string (400): no stored value can
@@ -151,7 +162,11 @@ def project_caller(request: HttpRequest, project_slug: str) -> Caller:
     for key, values in request.GET.lists():
         if "\x00" in key or any("\x00" in value for value in values):
             raise invalid(key.replace("\x00", "") or "query", "must not contain the NUL character (%00)")
-    caller = Caller(token=token, project=token.project)
+    caller = caller_for(token)
+    if coordinator:
+        # A route for coordinators refuses an agent before its write is counted: the refusal costs
+        # the agent nothing.
+        caller.require_coordinator()
     if request.method not in ("GET", "HEAD", "OPTIONS"):
         caller.count_write()
     return caller

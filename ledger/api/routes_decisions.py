@@ -58,8 +58,7 @@ def get_decision(request: HttpRequest, project: str, decision_id: int) -> Decisi
 @api.post(DECISIONS, response={201: DecisionOut, **WRITE_ERRORS}, tags=["decisions"])
 def create_decision(request: HttpRequest, project: str, payload: DecisionCreateIn) -> Status:
     """Create an active decision; `supersedes` lists active decisions it replaces in the same step."""
-    caller = project_caller(request, project)
-    caller.require_coordinator()
+    caller = project_caller(request, project, coordinator=True)
     decision = services.decision_create(
         project=caller.project, **payload.model_dump(), by=caller.name, via="api"
     )
@@ -71,8 +70,7 @@ def patch_decision(
     request: HttpRequest, project: str, decision_id: int, payload: DecisionPatchIn
 ) -> Decision:
     """Edit text (a revision keeps the old text) and/or change status: archive, or supersede."""
-    caller = project_caller(request, project)
-    caller.require_coordinator()
+    caller = project_caller(request, project, coordinator=True)
     services.decision_update(
         project=caller.project, decision_id=decision_id, by=caller.name, via="api", **payload.model_dump()
     )

@@ -16,7 +16,7 @@ from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
 from ninja import Query, Status
 
-from ledger import selectors, services
+from ledger import selectors, services, visibility
 from ledger.api.base import ApiRefusal, Caller, api, listed, project_caller
 from ledger.api.routes_inbox import ERRORS, WRITE_ERRORS
 from ledger.api.shapes import (
@@ -39,7 +39,7 @@ AGENT_MEMORY = "/projects/{project}/agents/{name}/memory"
 
 def memory_rows(caller: Caller) -> QuerySet[AgentMemory]:
     """The project's memories `caller` may read, newest first."""
-    return selectors.memories_visible_to(caller.project, caller.agent).order_by("-created_at", "-id")
+    return visibility.memories_visible_to(caller.project, caller.agent).order_by("-created_at", "-id")
 
 
 @api.get("/projects/{project}/memory", response={200: list[MemoryOut], **ERRORS}, tags=["memory"])
@@ -155,16 +155,6 @@ def _tags(raw: object) -> list[str]:
         return []  # the service refuses it with the reason
 
 
-def _shares(memory: AgentMemory, payload: MemoryPatchIn) -> bool:
-    """Would this edit change what other agents read: a cross-team memory's text, importance or tags, or
-    the cross-team tag added?"""
-    if payload.tags is not None and CROSS_TEAM_TAG in _tags(payload.tags) and not memory.cross_team:
-        return True
-    if memory.cross_team:
-        return any(value is not None for value in (payload.content, payload.importance, payload.tags))
-    return False
-
-
 def visible_memory(caller: Caller, name: str, memory_id: int) -> AgentMemory:
     """One memory of agent `name`: absent is a 404, another agent's private memory a 403."""
     agent = selectors.agent_find(caller.project, name)
@@ -177,12 +167,7 @@ def visible_memory(caller: Caller, name: str, memory_id: int) -> AgentMemory:
     )
     if memory is None:
         raise ApiRefusal(404, f"no memory {memory_id} of agent {name!r} in this project")
-    if (
-        caller.agent is not None
-        and memory.agent_id != caller.agent.pk
-        and not memory.cross_team
-        and memory.source != Source.SESSION_SUMMARY
-    ):
+    if not visibility.memory_is_readable(memory, caller.agent):
         raise ApiRefusal(403, "this memory is private to its agent")
     return memory
 
@@ -204,12 +189,16 @@ def patch_memory(
     caller.require_agent(memory.agent.name)
     if caller.agent is not None and payload.pinned is not None:
         raise ApiRefusal(403, "only a coordinator pins or unpins a memory")
-    if caller.agent is not None and _shares(memory, payload):
-        raise ApiRefusal(
-            403,
-            "what other agents see changes only through review: record a new memory tagged "
-            f"{CROSS_TEAM_TAG!r} to propose it (archiving is allowed)",
+    if caller.agent is not None:
+        refusal = visibility.memory_change_refusal(
+            memory,
+            content=payload.content,
+            importance=payload.importance,
+            tags=None if payload.tags is None else _tags(payload.tags),
+            status=payload.status,
         )
+        if refusal is not None:
+            raise ApiRefusal(403, refusal)
     return services.memory_edit(
         project=caller.project, memory_id=memory.pk, by=caller.name, via="api", **payload.model_dump()
     )
@@ -221,8 +210,7 @@ def merge_memory(
 ) -> AgentMemory:
     """Coordinators: settle a flagged near-duplicate by keeping one of the two (`keep`: this memory or
     the one it repeats); the other becomes `superseded` by it. Answers the kept memory."""
-    caller = project_caller(request, project)
-    caller.require_coordinator()
+    caller = project_caller(request, project, coordinator=True)
     memory = visible_memory(caller, name, memory_id)
     return services.memory_merge(
         project=caller.project, memory_id=memory.pk, keep=payload.keep, by=caller.name, via="api"
@@ -234,7 +222,6 @@ def merge_memory(
 )
 def dismiss_similar_memory(request: HttpRequest, project: str, name: str, memory_id: int) -> AgentMemory:
     """Coordinators: a flagged memory is not a repeat; the flag is cleared and both memories stay."""
-    caller = project_caller(request, project)
-    caller.require_coordinator()
+    caller = project_caller(request, project, coordinator=True)
     memory = visible_memory(caller, name, memory_id)
     return services.memory_dismiss_similar(project=caller.project, memory_id=memory.pk, by=caller.name)

@@ -55,6 +55,7 @@ def scribe_run_as(caller: Caller, payload: ScribeIn, via: str = "api") -> dict[s
         started_at=started_at,
         outcome=payload.outcome,
         approved=payload.approved,
+        coordinator=caller.is_coordinator,
         by=caller.name,
         via=via,
     )
@@ -62,7 +63,7 @@ def scribe_run_as(caller: Caller, payload: ScribeIn, via: str = "api") -> dict[s
 
 
 def _mirror(request: HttpRequest, project: str, kind: str) -> Status:
-    caller = project_caller(request, project)
+    caller = project_caller(request, project, coordinator=True)
     result = mirror_run_as(caller, kind)
     return Status(200 if result.report is not None else 503, result.as_dict())
 

@@ -7,6 +7,7 @@ from typing import Any
 
 from django.db import IntegrityError, transaction
 
+from ledger import visibility
 from ledger.models import (
     Agent,
     ApiToken,
@@ -111,6 +112,11 @@ def token_issue(
     role = checked_choice("role", role, TokenRole.values)
     if role == TokenRole.AGENT and not agent_name:
         raise invalid("agent", "an agent token needs an agent name")
+    if role == TokenRole.AGENT and agent_name:
+        checked_agent_name(agent_name, "agent")
+        refusal = visibility.agent_token_refusal(project, agent_name)
+        if refusal is not None:
+            raise invalid("agent", refusal)
     agent_name = agent_name or ""
     secret = "canon_" + secrets.token_urlsafe(32)
     with transaction.atomic():

@@ -140,3 +140,60 @@ def test_invalid_memory_is_400_and_stores_nothing(project, alice):
 def test_memory_of_another_project_is_404(project, other_project, coordinator):
     memory = remember(other_project, "Alice", "theirs")
     assert coordinator.get(f"/agents/Alice/memory/{memory.pk}").status_code == 404
+
+
+def shared_memory(project, agent="Alice", content="rate limits live in redis"):
+    """A memory of `agent` shared with the team, as a coordinator's merge leaves it."""
+    return remember(project, agent, content, tags="cross-team", importance="high")
+
+
+def test_agent_cannot_reactivate_its_shared_memory_after_a_coordinator_archived_it(
+    project, alice, coordinator
+):
+    memory = shared_memory(project)
+    assert coordinator.patch(f"/agents/Alice/memory/{memory.pk}", {"status": "archived"}).status_code == 200
+    response = alice.patch(f"/agents/Alice/memory/{memory.pk}", {"status": "active"})
+    assert response.status_code == 403 and "coordinator" in response.json()["error"]
+    assert AgentMemory.objects.get(pk=memory.pk).status == "archived"
+
+
+def test_coordinator_reactivates_a_shared_memory(project, coordinator):
+    memory = shared_memory(project)
+    coordinator.patch(f"/agents/Alice/memory/{memory.pk}", {"status": "archived"})
+    assert coordinator.patch(f"/agents/Alice/memory/{memory.pk}", {"status": "active"}).status_code == 200
+
+
+def test_agent_archives_its_shared_memory(project, alice):
+    memory = shared_memory(project)
+    assert alice.patch(f"/agents/Alice/memory/{memory.pk}", {"status": "archived"}).status_code == 200
+
+
+def test_agent_reactivates_its_own_private_memory(project, alice):
+    memory = remember(project, "Alice", "mine alone")
+    alice.patch(f"/agents/Alice/memory/{memory.pk}", {"status": "archived"})
+    assert alice.patch(f"/agents/Alice/memory/{memory.pk}", {"status": "active"}).status_code == 200
+
+
+def test_agent_cannot_retag_or_reword_its_shared_memory(project, alice):
+    memory = shared_memory(project)
+    for change in (
+        {"tags": ["ops"]},
+        {"tags": ["cross-team", "ops"]},
+        {"content": "x"},
+        {"importance": "low"},
+    ):
+        response = alice.patch(f"/agents/Alice/memory/{memory.pk}", change)
+        assert response.status_code == 403, change
+    stored = AgentMemory.objects.get(pk=memory.pk)
+    assert (stored.tags, stored.content, stored.importance) == (
+        ["cross-team"],
+        "rate limits live in redis",
+        "high",
+    )
+
+
+def test_agent_cannot_share_a_private_memory_by_tagging_it(project, alice):
+    memory = remember(project, "Alice", "mine alone")
+    response = alice.patch(f"/agents/Alice/memory/{memory.pk}", {"tags": "ops, Cross-Team"})
+    assert response.status_code == 403 and "review" in response.json()["error"]
+    assert AgentMemory.objects.get(pk=memory.pk).tags == []

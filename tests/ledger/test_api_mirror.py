@@ -108,3 +108,32 @@ def test_scribe_refuses_text_that_cannot_be_stored(project, alice, field):
     assert response.status_code == 400
     assert [d["field"] for d in response.json()["details"]] == [field]
     assert InboxEntry.objects.get().status == "pending"
+
+
+def test_an_agent_token_for_the_coordinator_agents_name_cannot_run_the_backstop(project, make_api):
+    lead = make_api("agent", "lead")  # issued while "lead" was an ordinary agent's name
+    services.project_create_or_update(slug=project.slug, coordinator="Lead")
+    entry = services.entry_submit(
+        project=project, agent_name="Lead", slug="a", type="architectural", content="x", run_id="r1"
+    ).entry
+    response = lead.post("/scribe", {"run_id": "r1", "started_at": STARTED, "approved": True})
+    assert response.status_code == 403
+    assert "coordinator agent" in response.json()["error"]
+    assert InboxEntry.objects.get(pk=entry.pk).status == "pending"
+
+
+def test_coordinator_token_runs_the_backstop(project, coordinator):
+    services.project_create_or_update(slug=project.slug, coordinator="Lead")
+    entry = services.entry_submit(
+        project=project,
+        agent_name="Lead",
+        slug="a",
+        type="architectural",
+        content="x",
+        run_id="r1",
+        source="coordinator",
+    ).entry
+    body = coordinator.post(
+        "/scribe", {"agent_name": "lead", "run_id": "r1", "started_at": STARTED, "approved": True}
+    ).json()
+    assert [e["id"] for e in body["merged"]] == [entry.pk]

@@ -64,6 +64,15 @@ def test_issue_token_for_an_unknown_project_exits_2(db):
     assert info.value.returncode == 2
 
 
+@pytest.mark.parametrize("name", ["coordinator", "COORDINATOR", " Coordinator "])
+def test_an_agent_token_for_the_coordinator_agents_name_is_refused(project, name):
+    with pytest.raises(CommandError) as info:
+        run("issue_token", "--project", "alpha", "--agent", name)
+    assert info.value.returncode == 2
+    assert "coordinator" in str(info.value)
+    assert not ApiToken.objects.exists()
+
+
 def test_issue_token_refuses_an_invalid_agent_name(project):
     with pytest.raises(CommandError) as info:
         run("issue_token", "--project", "alpha", "--agent", "x" * 65)

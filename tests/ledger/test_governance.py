@@ -156,6 +156,7 @@ def test_the_coordinator_backstop_never_merges_an_entry_that_came_from_a_file(pr
         run_id="r1",
         started_at=timezone.now() - timedelta(hours=1),
         approved=True,
+        coordinator=True,
     )
     assert [e.pk for e in result.merged] == [own.pk]
     forged.refresh_from_db()

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ledger import selectors, services
+from ledger import services, visibility
 from ledger.models import Agent, AgentMemory
 
 SUMMARY = "Shipped the retry queue; Ripley found the flaky test in billing — quarantine it next session."
@@ -53,7 +53,7 @@ def test_every_agent_reads_session_summaries_but_not_each_others_memories(projec
     services.memory_record(project=project, agent_name="Dallas", type="learning", content="private to Dallas")
     services.session_start(project=project, session_id="s-1", summary=SUMMARY)
     services.session_update_current(project=project, end=True)
-    seen = list(selectors.memories_visible_to(project, ripley).values_list("content", flat=True))
+    seen = list(visibility.memories_visible_to(project, ripley).values_list("content", flat=True))
     assert seen == [SUMMARY]
 
 

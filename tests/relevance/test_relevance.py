@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import pytest
 from django.db.models import QuerySet
 
-from ledger import selectors, services
+from ledger import services, visibility
 from ledger.filters import MemoryFilter
 from ledger.models import Agent, AgentMemory, Project
 from ledger.relevance import rank_by_task
@@ -45,7 +45,7 @@ SEARCH: Callable[[QuerySet[AgentMemory], str], QuerySet[AgentMemory]] = filter_s
 
 def retrieve(project: Project, agent: Agent, task: str, k: int) -> list[AgentMemory]:
     """The `k` active memories the agent may read that best match the task."""
-    visible = MemoryFilter({}, queryset=selectors.memories_visible_to(project, agent)).qs
+    visible = MemoryFilter({}, queryset=visibility.memories_visible_to(project, agent)).qs
     return rank_by_task(visible, task, k, SEARCH)
 
 
@@ -186,7 +186,7 @@ def test_another_agents_private_memory_is_not_returned(project):
 def test_the_memory_filter_search_plugs_into_the_fusion(project):
     """The search the check switches to once full-text search lands works with `rank_by_task` today."""
     rows = load(project)
-    visible = selectors.memories_visible_to(project, agent(project, "Kenji"))
+    visible = visibility.memories_visible_to(project, agent(project, "Kenji"))
     found = rank_by_task(visible, "terraform lock", HITS_AT, filter_search)
     assert found[0] == rows["terraform-lock"]
 

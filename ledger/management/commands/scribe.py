@@ -50,6 +50,8 @@ class Command(BaseCommand):
                     started_at=started_at,
                     outcome=options["outcome"],
                     approved=options["approved"],
+                    # An operator's command is a person's act, as a coordinator token is.
+                    coordinator=True,
                     by="scribe",
                     via="command",
                 )

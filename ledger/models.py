@@ -203,8 +203,10 @@ class InboxEntry(models.Model):
     decision = models.OneToOneField(
         "Decision", null=True, blank=True, on_delete=models.PROTECT, related_name="source_entry"
     )
-    memory = models.OneToOneField(
-        "AgentMemory", null=True, blank=True, on_delete=models.PROTECT, related_name="source_entry"
+    # Several entries may link to one memory: merging a learning its agent already holds records
+    # nothing new and links the entry to that memory (docs/ledger.md "Inbox: review").
+    memory = models.ForeignKey(
+        "AgentMemory", null=True, blank=True, on_delete=models.PROTECT, related_name="source_entries"
     )
     merged_at = models.DateTimeField(null=True, blank=True)
     reviewed_by = models.CharField(max_length=150, blank=True)
@@ -444,6 +446,11 @@ class Session(models.Model):
     active_issues = models.JSONField(default=list, blank=True)
     summary = models.TextField(blank=True)
     serialized_state = models.JSONField(null=True, blank=True)
+    # Who wrote the text every agent of the project reads (docs/ledger.md "Sessions"): the agent or
+    # coordinator that last set the focus and the issues, and everyone who wrote the summary, in order.
+    focus_by = models.CharField(max_length=150, blank=True)
+    issues_by = models.CharField(max_length=150, blank=True)
+    summary_by = models.JSONField(default=list, blank=True)
     # Tokens of this session's block in the compiled context, counted when the row is written.
     tokens = models.PositiveIntegerField(default=0)
     started_at = models.DateTimeField(auto_now_add=True)

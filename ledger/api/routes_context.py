@@ -68,7 +68,8 @@ def get_context(
     past knowledge most relevant to it, then the current session.
 
     An agent token may ask only for itself; a coordinator for any agent. With `run_id` the
-    compilation is recorded. Never a 500: on an internal error `text` is null and `error` says why.
+    compilation is recorded, and counts against the agent's writes per minute. Never a 500: on an
+    internal error `text` is null and `error` says why.
     """
     caller = project_caller(request, project)
     return context_for(
@@ -106,6 +107,9 @@ def context_for(
         raise invalid("run_id", f"must be at most {RUN_ID_MAX_LENGTH} characters")
     if task is not None and len(task) > context.TASK_MAX_LENGTH:
         raise invalid("task", f"must be at most {context.TASK_MAX_LENGTH} characters")
+    if run_id:
+        # A compile for a run stores what the agent was told: a write, counted like every other.
+        caller.count_write()
     result = context.compile(
         caller.project,
         agent,

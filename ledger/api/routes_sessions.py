@@ -18,7 +18,7 @@ SESSIONS = "/projects/{project}/sessions"
 def start_session(request: HttpRequest, project: str, payload: SessionIn) -> Status:
     """Start a session; every other open session of the project is closed. 409 on a reused session_id."""
     caller = project_caller(request, project)
-    return Status(201, services.session_start(project=caller.project, **payload.model_dump()))
+    return Status(201, services.session_start(project=caller.project, **payload.model_dump(), by=caller.name))
 
 
 @api.get(SESSIONS, response={200: list[SessionOut], **ERRORS}, tags=["sessions"])
@@ -47,7 +47,9 @@ def update_current_session(request: HttpRequest, project: str, payload: SessionP
     # A `serialized_state` left out is kept; one sent as null clears it.
     changes = payload.model_dump(exclude={"serialized_state"})
     state = payload.serialized_state if "serialized_state" in payload.model_fields_set else services.UNSET
-    return services.session_update_current(project=caller.project, **changes, serialized_state=state)
+    return services.session_update_current(
+        project=caller.project, **changes, serialized_state=state, by=caller.name
+    )
 
 
 # `path:` so that a session id with a `/` in it (any text is allowed) can be read back too.

@@ -523,9 +523,9 @@ def _adopt_now(
         if values:
             current = Session.objects.filter(project=project, ended_at__isnull=True).first()
             if current is None:
-                services.session_start(project=project, **values)
+                services.session_start(project=project, **values, by=path)
             elif any(getattr(current, k) != v for k, v in values.items()):
-                services.session_update_current(project=project, **values)
+                services.session_update_current(project=project, **values, by=path)
     except services.LedgerError as exc:
         report.skipped.append((path, f"{exc.message}; left untouched"))
         return

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import datetime
 from typing import Any
 
 from django.db import transaction
@@ -72,3 +73,27 @@ def compilation_record(
             ]
         )
     return compilation
+
+
+# How many compilations one pruning transaction removes: short transactions, so a long prune never
+# holds the tables the compiler writes to.
+PRUNE_BATCH = 1_000
+
+
+def compilations_prune(*, before: datetime, project: Project | None = None, dry_run: bool = False) -> int:
+    """Remove the compilations recorded before `before` (of one project, or of all), with the rows
+    naming what each told, a batch at a time; how many there were. Nothing else refers to a
+    compilation, and the ledger's rows it named are untouched."""
+    old = Compilation.objects.filter(created_at__lt=before)
+    if project is not None:
+        old = old.filter(project=project)
+    if dry_run:
+        return old.count()
+    removed = 0
+    while True:
+        with transaction.atomic():
+            batch = list(old.order_by("id").values_list("id", flat=True)[:PRUNE_BATCH])
+            if not batch:
+                return removed
+            Compilation.objects.filter(pk__in=batch).delete()
+        removed += len(batch)

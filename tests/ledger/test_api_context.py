@@ -125,3 +125,20 @@ def test_command_bad_arguments_exit_2(ledger, args):
     with pytest.raises(CommandError) as info:
         call_command("compile_context", *args, stdout=StringIO())
     assert info.value.returncode == 2
+
+
+def test_a_compile_recorded_for_a_run_counts_as_a_write(project, alice, settings):
+    from ledger.models import Compilation
+
+    settings.CANON_AGENT_WRITES_PER_MINUTE = 3
+    answers = [alice.get("/context", agent="alice", run_id=f"r{n}").status_code for n in range(5)]
+    assert answers == [200, 200, 200, 429, 429]
+    assert Compilation.objects.count() == 3
+    # A compile that records nothing stores nothing and is not counted.
+    assert alice.get("/context", agent="alice").status_code == 200
+
+
+def test_a_coordinators_recorded_compiles_are_not_counted(project, coordinator, settings):
+    settings.CANON_AGENT_WRITES_PER_MINUTE = 1
+    for n in range(3):
+        assert coordinator.get("/context", agent="alice", run_id=f"r{n}").status_code == 200

@@ -203,10 +203,19 @@ def test_the_session_is_cut_to_its_budget_oldest_summary_lines_first(project):
 
 def test_a_session_budget_too_small_for_any_summary_line_keeps_the_focus(project):
     long_session(project, lines=5)
-    result = context.compile(project, "Ripley", session_tokens=1)
+    result = context.compile(project, "Ripley", session_tokens=20)
     assert "**Focus:** Webhook security" in result.text
     assert result.session.cut == 5 and "Run r" not in result.text
     assert "**Summary:** (5 earlier lines left out)" in result.text
+    assert result.session.tokens <= 20
+
+
+def test_a_session_budget_too_small_for_the_focus_leaves_the_session_out(project):
+    """Cut like every other layer: no session text over its budget, the focus included."""
+    long_session(project, lines=5)
+    result = context.compile(project, "Ripley", session_tokens=1)
+    assert result.text is None
+    assert result.session.ids == [] and result.session.tokens == 0 and result.session.cut == 5
 
 
 def test_a_zero_session_budget_leaves_the_session_out(project):

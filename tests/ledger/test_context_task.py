@@ -184,12 +184,25 @@ def test_a_closed_sessions_summary_appears_for_every_agent(billing):
         "Sprint 8: the billing webhook handler now retries on 502.",
         source=Source.SESSION_SUMMARY,
     )
+    AgentMemory.objects.filter(pk=summary.pk).update(injected_by="Kane, Lambert")
     result = context.compile(billing, "Ripley", task=TASK)
     assert result.relevant.ids == [summary.pk]
     assert (
-        "- [session summary from Dallas] Sprint 8: the billing webhook handler now retries on 502."
+        "- [session summary written by Kane, Lambert] Sprint 8: the billing webhook handler now retries on 502."
         in result.text
     )
+
+
+def test_a_summary_kept_before_its_writers_were_recorded_names_nobody(billing):
+    """The agent that keeps a summary (the coordinator agent) is not who wrote it."""
+    remember(
+        billing,
+        "Dallas",
+        "Sprint 8: the billing webhook handler now retries on 502.",
+        source=Source.SESSION_SUMMARY,
+    )
+    text = context.compile(billing, "Ripley", task=TASK).text
+    assert "- [session summary] Sprint 8" in text and "Dallas" not in text
 
 
 def test_the_agents_own_episode_is_one_item_with_its_notes(billing):

@@ -247,6 +247,7 @@ class Command(BaseCommand):
             focus_area="Session storage and API versioning",
             active_issues=["#41 token cache", "#44 /v1 prefix"],
             summary="Reviewing last night's proposals on session tokens.",
+            by="Alice",
         )
 
     def _user(self, username: str, password: str, project: Project, role: str) -> Any:

@@ -15,14 +15,14 @@ from django import forms
 
 from ledger.models import DecisionType, Importance
 from ledger.services import TITLE_MAX_LENGTH
+from ledger.services.fields import REASON_MAX_LENGTH
+from ledger.services.inbox import VERSION_LENGTH
 from ledger.values import AGENT_NAME_MAX_LENGTH
 from review.models import Density
 
 # Bulk actions on the inbox, and retyping decisions, take at most this many ids at a time.
 BULK_LIMIT = 200
 RETYPE_LIMIT = 500
-# The longest reason a reviewer may give for a rejection (the reason field's `maxlength`).
-REASON_MAX_LENGTH = 2000
 # The longest id a form accepts: beyond it a number is no row's id, and the database could refuse it.
 ID_MAX_DIGITS = 18
 
@@ -103,6 +103,12 @@ class IdsField(forms.Field):
         return list(dict.fromkeys(int(v) for v in raw if _plain_id(v)))
 
 
+def seen_field() -> forms.CharField:
+    """The version of an entry the reviewer was shown (`services.inbox.entry_version`), which a merge
+    sends back so that it is refused when the entry changed since; left out, nothing is checked."""
+    return forms.CharField(required=False, max_length=VERSION_LENGTH)
+
+
 def problems(form: forms.Form) -> list[str]:
     """Every error of a bound form as a sentence of its own, the form's own refusals last."""
     return [str(message) for errors in form.errors.values() for message in errors]
@@ -130,7 +136,8 @@ class RejectForm(forms.Form):
 
 class BulkForm(forms.Form):
     """Merge, reject or undo the decision of the selected entries. A merge including flagged entries
-    needs `confirm_flagged`."""
+    needs `confirm_flagged`. Each row sends the version it shows as `seen-<id>`: `seen` maps the ids
+    to them, and a merge refuses an entry changed since."""
 
     action = _choice(
         "action",
@@ -146,6 +153,50 @@ class BulkForm(forms.Form):
     )
     reason = _text("reason", required=False, max_length=REASON_MAX_LENGTH)
     confirm_flagged = forms.BooleanField(required=False)
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        sent = {pk: self.data.get(f"seen-{pk}") for pk in data.get("ids", [])}
+        data["seen"] = {pk: version for pk, version in sent.items() if isinstance(version, str) and version}
+        return data
+
+
+class MergeForm(forms.Form):
+    """Merge one entry, with the reviewer's answers to what the merge asked (docs/dashboard.md
+    "Inbox"): `confirm_flagged` once a flagged text was read whole; for a boundary that competes with
+    others, the `choice` of what becomes of the competitors shown (`supersede` lists the active
+    decisions, `reject` the pending entries, rejected with `reason`); `seen`, the version read."""
+
+    CHOICES = [
+        ("supersede", "Supersede the active decisions, keep the pending proposals"),
+        ("reject", "Reject the pending proposals, keep the active decisions"),
+        ("both", "Supersede the active decisions and reject the pending proposals"),
+        ("keep_both", "Keep both"),
+    ]
+
+    confirm_flagged = forms.BooleanField(required=False)
+    choice = _choice("choice", CHOICES)
+    supersede = IdsField(limit=BULK_LIMIT, required=False)
+    reject = IdsField(limit=BULK_LIMIT, required=False)
+    reason = _text("reason", required=False, max_length=REASON_MAX_LENGTH)
+    seen = seen_field()
+
+    def choices(self) -> dict[str, Any]:
+        """What the service is asked, from a valid form: `confirm_flagged`, `keep_both`, `supersede`,
+        `reject`, `reason` and `seen`. Competitors the choice leaves alone are kept (`keep_both`)."""
+        data = self.cleaned_data
+        choice = data["choice"]
+        decisions = data["supersede"] if choice in ("supersede", "both") else []
+        entries = data["reject"] if choice in ("reject", "both") else []
+        left = (choice == "supersede" and data["reject"]) or (choice == "reject" and data["supersede"])
+        return {
+            "confirm_flagged": data["confirm_flagged"],
+            "keep_both": choice == "keep_both" or bool(left),
+            "supersede": decisions,
+            "reject": entries,
+            "reason": data["reason"],
+            "seen": data["seen"] or None,
+        }
 
 
 class DensityForm(forms.Form):

@@ -71,7 +71,10 @@ def seed(project: Project, empty: Project) -> Seeded:
         ).entry
         for i in range(PENDING + 2)
     ]
-    merged = services.entry_merge(project=project, entry_id=entries[-1].pk, by=COORDINATOR, via="dashboard")
+    # The proposals' titles compete: the merged one is kept beside the others, as chosen.
+    merged = services.entry_merge(
+        project=project, entry_id=entries[-1].pk, by=COORDINATOR, via="dashboard", keep_both=True
+    )
     rejected = services.entry_reject(
         project=project, entry_id=entries[-2].pk, by=COORDINATOR, reason="duplicate", via="dashboard"
     )

@@ -8,13 +8,14 @@ from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
 from ninja import Query, Status
 
-from ledger import selectors, services
+from ledger import services, visibility
 from ledger.api.base import ApiRefusal, Caller, api, listed, project_caller
 from ledger.api.shapes import (
     EntryOut,
     EntrySubmitIn,
     ErrorOut,
     InboxQuery,
+    MergeIn,
     MergeOut,
     Paging,
     RejectIn,
@@ -68,7 +69,7 @@ def inbox_rows(caller: Caller) -> QuerySet[InboxEntry]:
         .select_related("agent")
         .order_by("-created_at", "-id")
     )
-    return selectors.entries_visible_to(rows, caller.agent)
+    return visibility.entries_visible_to(rows, caller.agent)
 
 
 @api.get(INBOX, response={200: list[EntryOut], **ERRORS}, tags=["inbox"])
@@ -87,7 +88,7 @@ def list_entries(
 def _entry(caller: Caller, entry_id: int) -> InboxEntry:
     """One entry the caller may see: another agent's private learning is not found, as if absent."""
     qs = InboxEntry.objects.select_related("agent").filter(project=caller.project, pk=entry_id)
-    entry = selectors.entries_visible_to(qs, caller.agent).first()
+    entry = visibility.entries_visible_to(qs, caller.agent).first()
     if entry is None:
         raise ApiRefusal(404, f"no inbox entry {entry_id} in this project")
     return entry
@@ -99,37 +100,67 @@ def get_entry(request: HttpRequest, project: str, entry_id: int) -> InboxEntry:
     return _entry(caller, entry_id)
 
 
-def _merge(request: HttpRequest, project: str, entry_id: int) -> Status:
-    caller = project_caller(request, project)
+def merge_as(caller: Caller, entry_id: int, payload: MergeIn) -> MergeOut:
+    """Merge as a coordinator, with the reviewer's choices (`confirm_flagged`, `keep_both`, the
+    decisions to supersede, the entries to reject) and the `version` they read: what it did, as the
+    merge routes answer."""
     caller.require_coordinator()
-    # The route leaves out the one of `decision_id` and `memory_id` that is null.
-    return Status(
-        201, services.entry_merge(project=caller.project, entry_id=entry_id, by=caller.name, via="api")
+    choices = payload.model_dump(exclude={"version"})
+    outcome = services.entry_merge_outcome(
+        project=caller.project,
+        entry_id=entry_id,
+        by=caller.name,
+        via="api",
+        seen=payload.version,
+        **choices,
     )
+    return merged_out(outcome)
+
+
+def merged_out(outcome: services.Merged) -> MergeOut:
+    return MergeOut.model_validate(
+        {
+            **MergeOut.from_orm(outcome.entry).model_dump(),
+            "already_recorded": outcome.already_recorded,
+            "superseded": outcome.superseded,
+            "rejected": outcome.rejected,
+            "message": outcome.message,
+        }
+    )
+
+
+def _merge(request: HttpRequest, project: str, entry_id: int, payload: MergeIn | None) -> Status:
+    caller = project_caller(request, project, coordinator=True)
+    # The route leaves out the one of `decision_id` and `memory_id` that is null.
+    return Status(201, merge_as(caller, entry_id, payload or MergeIn()))
 
 
 @api.post(
     INBOX + "/{entry_id}/merge", response={201: MergeOut, **WRITE_ERRORS}, tags=["inbox"], exclude_none=True
 )
-def merge_entry(request: HttpRequest, project: str, entry_id: int) -> Status:
-    """Merge a pending entry: decision types become a Decision, the others an AgentMemory."""
-    return _merge(request, project, entry_id)
+def merge_entry(request: HttpRequest, project: str, entry_id: int, payload: MergeIn | None = None) -> Status:
+    """Merge a pending entry: decision types become a Decision, the others an AgentMemory (once: a
+    memory its agent already holds is `already_recorded`). 409 when the entry changed since the
+    `version` sent (the entry's own, as read), for a flagged entry without `confirm_flagged`, and for a
+    boundary competing with another boundary without a choice (`details` names each competitor)."""
+    return _merge(request, project, entry_id, payload)
 
 
 @api.post(
     INBOX + "/{entry_id}/promote", response={201: MergeOut, **WRITE_ERRORS}, tags=["inbox"], exclude_none=True
 )
-def promote_entry(request: HttpRequest, project: str, entry_id: int) -> Status:
+def promote_entry(
+    request: HttpRequest, project: str, entry_id: int, payload: MergeIn | None = None
+) -> Status:
     """The same as merge."""
-    return _merge(request, project, entry_id)
+    return _merge(request, project, entry_id, payload)
 
 
 @api.post(INBOX + "/{entry_id}/reject", response={200: RejectOut, **WRITE_ERRORS}, tags=["inbox"])
 def reject_entry(
     request: HttpRequest, project: str, entry_id: int, payload: RejectIn | None = None
 ) -> InboxEntry:
-    caller = project_caller(request, project)
-    caller.require_coordinator()
+    caller = project_caller(request, project, coordinator=True)
     return services.entry_reject(
         project=caller.project,
         entry_id=entry_id,

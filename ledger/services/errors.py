@@ -3,11 +3,14 @@ an error means to an HTTP client (a status) or a shell (an exit code) is decided
 
 from __future__ import annotations
 
+from typing import Any
+
 
 class LedgerError(Exception):
-    """A request the ledger refuses. `message` is safe to show; `details` names the fields at fault."""
+    """A request the ledger refuses. `message` is safe to show; `details` names the fields at fault
+    (`field`, `message`), and may say more about each (a competing proposal's `id`, `kind`, `title`)."""
 
-    def __init__(self, message: str, *, details: list[dict[str, str]] | None = None) -> None:
+    def __init__(self, message: str, *, details: list[dict[str, Any]] | None = None) -> None:
         super().__init__(message)
         self.message = message
         self.details = details or []

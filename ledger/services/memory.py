@@ -39,6 +39,7 @@ from ledger.search import WORD, search
 from ledger.services.effects import audit, workspace_changed
 from ledger.services.errors import Conflict, NotFound, invalid
 from ledger.services.fields import (
+    CONTENT_MAX_LENGTH,
     IMPORTANCE_RANK,
     SESSION_ID_MAX_LENGTH,
     checked_agent_name,
@@ -162,7 +163,7 @@ def memory_store(
     values: dict[str, Any] = {
         "type": checked_choice("type", type, MemoryType.values),
         "importance": checked_choice("importance", importance or Importance.MEDIUM, Importance.values),
-        "content": checked_text("content", content, required=True),
+        "content": checked_text("content", content, required=True, max_length=CONTENT_MAX_LENGTH),
         "tags": checked_tags(tags),
         "session_id": checked_text("session_id", session_id, max_length=SESSION_ID_MAX_LENGTH).strip(),
         "source": checked_choice("source", source, Source.values),
@@ -395,7 +396,7 @@ def memory_edit(
     """
     changes: dict[str, Any] = {}
     if content is not None:
-        text = checked_text("content", content, required=True)
+        text = checked_text("content", content, required=True, max_length=CONTENT_MAX_LENGTH)
         changes.update(
             content=text,
             content_sha256=content_sha256(text),

@@ -6,9 +6,9 @@ from typing import Any
 
 from django import template
 
+from ledger.competition import competitors
 from ledger.models import DECISION_ENTRY_TYPES, Decision, EntryStatus, InboxEntry
 from review.access import ProjectAccess
-from review.competition import competitors
 
 register = template.Library()
 

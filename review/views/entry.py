@@ -94,6 +94,8 @@ def _entry_page(
 ) -> HttpResponse:
     """The entry's page; `edit` is its form as typed, after a refusal."""
     entry.flags = flags(entry.title, entry.content, entry.rationale)  # type: ignore[attr-defined]
+    # What its merge forms send back: a merge is refused if the entry changes after this page.
+    entry.version = services.entry_version(entry)  # type: ignore[attr-defined]
     query = request.GET.urlencode()
     place = _place(access, entry, request.GET)
     text = {"title": entry.title, "content": entry.content, "rationale": entry.rationale}

@@ -19,8 +19,8 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Page
 from django.db.models import Case, IntegerField, QuerySet, Value, When
-from django.http import HttpRequest, HttpResponse, QueryDict
-from django.shortcuts import render
+from django.http import Http404, HttpRequest, HttpResponse, QueryDict
+from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.html import format_html_join
@@ -28,16 +28,15 @@ from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import reswap
 
 from ledger import services
+from ledger.competition import competitors
 from ledger.models import BOUNDARY_TYPES, Decision, EntryStatus, InboxEntry, Project
 from review.access import ProjectAccess, in_project, project_for_user
-from review.competition import competitors
 from review.filters import InboxFilter
-from review.forms import BulkForm, DensityForm, RejectForm, problems
+from review.forms import BulkForm, DensityForm, MergeForm, RejectForm, problems
 from review.inspect import excerpt, flags
 from review.models import choose_density, density_of
 from review.views.base import (
     HtmxHttpRequest,
-    attempt,
     hidden_fields,
     paginate,
     project_context,
@@ -46,6 +45,7 @@ from review.views.base import (
     render_list,
     submit,
     urls_by_id,
+    with_query,
 )
 
 # The session key holding a bulk merge that waits for a second confirmation (plain form posts only).
@@ -80,8 +80,9 @@ def inbox_queryset(project: Project) -> QuerySet[InboxEntry]:
 
 
 def _decorate(project: Project, entries: list[Any]) -> list[Any]:
-    """The rows as the list shows them: their name, links, excerpt and flags, and what each pending one
-    competes with (the pending entries and active decisions on the same topic, `review.competition`)."""
+    """The rows as the list shows them: their name, links, excerpt, flags and version (what a merge sends
+    back: `services.inbox.entry_version`), and what each pending one competes with (the pending entries
+    and active decisions on the same topic, `ledger.competition`)."""
     rivals = competitors(project, entries) if entries else {}
     names = ("entry", "entry_merge", "entry_reject", "decision")
     page_of, merge_of, reject_of, decision_of = (urls_by_id(f"review:{name}", project.slug) for name in names)
@@ -91,6 +92,7 @@ def _decorate(project: Project, entries: list[Any]) -> list[Any]:
         entry.merge_url, entry.reject_url = merge_of(entry.pk), reject_of(entry.pk)
         entry.excerpt = excerpt(entry.content)
         entry.flags = flags(entry.title, entry.content, entry.rationale)
+        entry.version = services.entry_version(entry)
         found = rivals.get(entry.pk, [])
         # A row names the first few; the entry's page shows them all.
         entry.rivals = [
@@ -230,11 +232,19 @@ def _answer(
     action: str,
     done: InboxEntry | None,
     error: str,
+    merged: services.Merged | None = None,
 ) -> HttpResponse:
     """The row again for htmx (decided, or with the refusal in it) and the toast, else the list it came
-    from with a message and the toast."""
+    from with a message and the toast. A merge that did more than merge (`merged`: rejected the
+    competitors, found the memory already recorded) says so, and swaps the rows it rejected too."""
     toast = _toast(action, [done]) if done is not None else None
+    success = f"Entry {entry_id} {DONE[action]}."
+    if toast and merged is not None and merged.message != _plain_merge(merged):
+        toast["text"] = success = f"#{entry_id} {merged.entry.title or merged.entry.slug}: {merged.message}."
     if request.htmx:
+        if merged is not None and merged.rejected:
+            messages.success(request, success)
+            return _swap_rows(request, access, [entry_id, *merged.rejected], toast)
         entry = in_project(access, inbox_queryset(access.project), entry_id)
         _decorate(access.project, [entry])
         context = _list_context(
@@ -244,19 +254,108 @@ def _answer(
     if toast:
         _keep_toast(request, access, toast)
     inbox = reverse("review:inbox", args=[access.project.slug])
-    return redirect_back(request, inbox, error=error, success=f"Entry {entry_id} {DONE[action]}.")
+    return redirect_back(request, inbox, error=error, success=success)
+
+
+def _plain_merge(merged: services.Merged) -> str:
+    """What a merge that only merged says: the toast's usual line is enough for it."""
+    entry = merged.entry
+    if entry.decision_id is not None:
+        return f"merged as decision {entry.decision_id}"
+    return f"merged as memory {entry.memory_id}"
+
+
+def merge_question(exc: services.LedgerError, *, confirmed: bool) -> dict[str, Any] | None:
+    """What a refused merge asks the reviewer (`review/_merge_question.html`): to confirm a flagged
+    text, or to choose what becomes of the competing boundaries; None for any other refusal."""
+    if isinstance(exc, services.FlaggedEntry):
+        return {"kind": "flagged", "flags": exc.flags}
+    if isinstance(exc, services.CompetingBoundary):
+        return {
+            "kind": "competing",
+            "confirmed": confirmed,
+            "count": len(exc.competitors),
+            "decisions": [rival for rival in exc.competitors if isinstance(rival, Decision)],
+            "entries": [rival for rival in exc.competitors if isinstance(rival, InboxEntry)],
+        }
+    return None
+
+
+def ask_before_merging(
+    request: HtmxHttpRequest,
+    access: ProjectAccess,
+    entry_id: int,
+    question: dict[str, Any],
+    *,
+    action: str,
+    carry: dict[str, Any] | None = None,
+) -> HttpResponse:
+    """A merge that needs the reviewer's answer first: over htmx, the row with the question in it; for
+    a plain post, a page with the question (409), whose forms post to `action` again with `carry`
+    (what the first post chose) and `next`, so it works without JavaScript."""
+    if request.htmx:
+        entry = in_project(access, inbox_queryset(access.project), entry_id)
+        _decorate(access.project, [entry])
+        context = _list_context(
+            request, access, request.POST.get("query", ""), entry=entry, question=question
+        )
+        return render(request, "review/inbox.html#entry-row-swap", context)
+    entry = in_project(access, InboxEntry.objects.select_related("agent"), entry_id)
+    entry.version = services.entry_version(entry)  # type: ignore[attr-defined]
+    inbox = reverse("review:inbox", args=[access.project.slug])
+    back = request.POST.get("next", "")
+    if not back.startswith("/") or back.startswith("//"):
+        back = inbox
+    carried = [(name, value) for name, values in (carry or {}).items() for value in values]
+    context = project_context(
+        access,
+        nav="inbox",
+        entry=entry,
+        flags=flags(entry.title, entry.content, entry.rationale),
+        question=question,
+        action=action,
+        back=back,
+        fields=hidden_fields(request, next=back),
+        carry=format_html_join("", '<input type="hidden" name="{}" value="{}">', carried),
+    )
+    return render(request, "review/merge_question.html", context, status=409)
 
 
 @require_POST
 @login_required
 def entry_merge(request: HtmxHttpRequest, project: str, entry_id: int) -> HttpResponse:
+    """Merge one entry, the version the reviewer was shown (`seen`). A flagged entry, or a boundary
+    competing with others, is not merged until the reviewer answers what the merge asks
+    (`ask_before_merging`). One changed since it was shown is not merged: over htmx its row comes back
+    with the new text and the refusal; a plain post goes to its page, to be read whole again."""
     access = project_for_user(request, project, act=True)
-    done, error = attempt(
-        lambda: services.entry_merge(
-            project=access.project, entry_id=entry_id, by=request.user.get_username(), via="dashboard"
+    form = MergeForm(request.POST)
+    if not form.is_valid():
+        return _answer(request, access, entry_id, action="merge", done=None, error=" ".join(problems(form)))
+    choices = form.choices()
+    try:
+        merged = services.entry_merge_outcome(
+            project=access.project,
+            entry_id=entry_id,
+            by=request.user.get_username(),
+            via="dashboard",
+            **choices,
         )
-    )
-    return _answer(request, access, entry_id, action="merge", done=done, error=error)
+    except services.NotFound as exc:
+        raise Http404(exc.message) from exc
+    except services.ChangedSinceRead as exc:
+        if request.htmx:
+            return _answer(request, access, entry_id, action="merge", done=None, error=exc.message)
+        messages.error(request, exc.message)
+        page = reverse("review:entry", args=[access.project.slug, entry_id])
+        return redirect(with_query(page, request.POST.get("query", "")))
+    except services.LedgerError as exc:
+        question = merge_question(exc, confirmed=choices["confirm_flagged"])
+        if question is None:
+            return _answer(request, access, entry_id, action="merge", done=None, error=exc.message)
+        url = reverse("review:entry_merge", args=[access.project.slug, entry_id])
+        return ask_before_merging(request, access, entry_id, question, action=url)
+    return _answer(request, access, entry_id, action="merge", done=merged.entry, error="", merged=merged)
 
 
 @require_POST
@@ -291,36 +390,57 @@ def _flagged(project: Project, ids: list[int]) -> list[dict[str, Any]]:
     return found
 
 
-def _decide(access: ProjectAccess, by: str, action: str, entry_id: int, reason: str) -> InboxEntry:
-    """Merge, reject or undo one entry through its service."""
-    project = access.project
+def _decide(access: ProjectAccess, by: str, data: dict[str, Any], entry_id: int) -> InboxEntry:
+    """Merge (the version its row showed), reject or undo one entry through its service."""
+    project, action, reason = access.project, data["action"], data["reason"]
     if action == "merge":
-        return services.entry_merge(project=project, entry_id=entry_id, by=by, via="dashboard")
+        # A bulk merge asks about flagged entries itself (`inbox_bulk`), before merging any.
+        return services.entry_merge(
+            project=project,
+            entry_id=entry_id,
+            by=by,
+            via="dashboard",
+            confirm_flagged=data["confirm_flagged"],
+            seen=data["seen"].get(entry_id),
+        )
     if action == "undo":
         return services.entry_undo(project=project, entry_id=entry_id, by=by, via="dashboard")
     return services.entry_reject(project=project, entry_id=entry_id, by=by, reason=reason, via="dashboard")
 
 
-def _bulk(access: ProjectAccess, by: str, data: dict[str, Any]) -> tuple[list[InboxEntry], list[str]]:
+def _bulk(
+    access: ProjectAccess, by: str, data: dict[str, Any]
+) -> tuple[list[InboxEntry], list[str], dict[int, str]]:
     """Merge, reject or undo each entry on its own, so one refusal does not stop the rest: the entries
-    done, and a line for each refused one."""
-    done, refused = [], []
+    done, a line for each refused one, and the refusals of the entries changed since their row was
+    shown (by id), whose rows are shown again with their new text."""
+    done, refused, changed = [], [], {}
     for entry_id in data["ids"]:
         try:
-            done.append(_decide(access, by, data["action"], entry_id, data["reason"]))
+            done.append(_decide(access, by, data, entry_id))
+        except services.ChangedSinceRead as exc:
+            refused.append(f"#{entry_id}: {exc.message}")
+            changed[entry_id] = exc.message
         except services.LedgerError as exc:
             refused.append(f"#{entry_id}: {exc.message}")
-    return done, refused
+    return done, refused, changed
 
 
 def _swap_rows(
-    request: HtmxHttpRequest, access: ProjectAccess, ids: list[int], toast: dict[str, Any] | None
+    request: HtmxHttpRequest,
+    access: ProjectAccess,
+    ids: list[int],
+    toast: dict[str, Any] | None,
+    changed: dict[int, str] | None = None,
 ) -> HttpResponse:
     """The answer to a bulk action over htmx: the rows it decided (or put back) swapped in place, out of
-    band, with the messages, the counts and the toast; the list itself stays as it is."""
-    context = _list_context(
-        request, access, request.POST.get("query", ""), entries=_rows(access, ids), toast=toast
-    )
+    band, with the messages, the counts and the toast; the list itself stays as it is. The rows
+    `changed` since they were shown come back too, with their new text and their refusal."""
+    changed = changed or {}
+    entries = _rows(access, [*ids, *changed])
+    for entry in entries:
+        entry.row_error = changed.get(entry.pk, "")
+    context = _list_context(request, access, request.POST.get("query", ""), entries=entries, toast=toast)
     return reswap(render(request, "review/inbox.html#rows-swap", context), "none")
 
 
@@ -330,11 +450,14 @@ def inbox_bulk(request: HtmxHttpRequest, project: str) -> HttpResponse:
     """Merge, reject or undo every selected entry.
 
     A merge that includes a flagged entry merges nothing until it is sent again with `confirm_flagged`:
-    the reviewer sees which entries are flagged and why, and confirms with one more button.
+    the reviewer sees which entries are flagged and why, and confirms with one more button. A merge
+    refuses each entry changed since its row was shown (`seen-<id>`) and merges the rest; over htmx the
+    rows refused so come back with their new text.
     """
     access = project_for_user(request, project, act=True)
     form = BulkForm(request.POST)
     done: list[InboxEntry] = []
+    changed: dict[int, str] = {}
     refusals = problems(form)
     confirm = None
     if form.is_valid():
@@ -342,13 +465,15 @@ def inbox_bulk(request: HtmxHttpRequest, project: str) -> HttpResponse:
         unconfirmed = data["action"] == "merge" and not data["confirm_flagged"]
         flagged = _flagged(access.project, data["ids"]) if unconfirmed else []
         if flagged:
-            confirm = {"project": access.project.slug, "ids": data["ids"], "flagged": flagged}
+            # The versions the rows showed go along: the second post merges only those.
+            seen = {str(pk): version for pk, version in data["seen"].items()}
+            confirm = {"project": access.project.slug, "ids": data["ids"], "flagged": flagged, "seen": seen}
             named = "; ".join(
                 f"#{item['id']} {item['title']} ({', '.join(item['flags'])})" for item in flagged
             )
             refusals.append(f"Nothing merged: flagged entries need a second confirmation. {named}.")
         else:
-            done, refusals = _bulk(access, request.user.get_username(), data)
+            done, refusals, changed = _bulk(access, request.user.get_username(), data)
     toast = _toast(form.cleaned_data["action"], done) if done else None
     if done:
         verb = DONE[form.cleaned_data["action"]]
@@ -359,7 +484,7 @@ def inbox_bulk(request: HtmxHttpRequest, project: str) -> HttpResponse:
         if confirm:
             # The list again, with the filters it was showing (sent along as `query`), and the question.
             return _render_inbox(request, access, QueryDict(request.POST.get("query", "")), confirm=confirm)
-        return _swap_rows(request, access, [entry.pk for entry in done], toast)
+        return _swap_rows(request, access, [entry.pk for entry in done], toast, changed)
     if confirm:
         request.session[CONFIRM_KEY] = confirm
     if toast:

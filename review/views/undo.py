@@ -12,16 +12,16 @@ from typing import Any
 
 from django import forms
 from django.contrib.auth.decorators import login_required
-from django.http import HttpResponse
+from django.http import Http404, HttpResponse
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from ledger import services
 from ledger.models import InboxEntry
 from review.access import project_for_user
-from review.forms import BULK_LIMIT, REASON_MAX_LENGTH, IdsField, id_field, problems
+from review.forms import BULK_LIMIT, REASON_MAX_LENGTH, IdsField, id_field, problems, seen_field
 from review.views.base import HtmxHttpRequest, attempt, redirect_back
-from review.views.inbox import _answer
+from review.views.inbox import _answer, ask_before_merging, merge_question
 
 
 @require_POST
@@ -37,8 +37,9 @@ def entry_undo(request: HtmxHttpRequest, project: str, entry_id: int) -> HttpRes
 
 
 class ResolveForm(forms.Form):
-    """Merge one entry, reject the competitors ticked (`reject`) with one `reason`, and, when the
-    coordinator chose it, supersede an active decision (`supersede`) by the merged one."""
+    """Merge one entry, the version the page showed (`seen`), reject the competitors ticked (`reject`)
+    with one `reason`, and, when the coordinator chose it, supersede an active decision (`supersede`)
+    by the merged one."""
 
     reject = IdsField(
         limit=BULK_LIMIT,
@@ -51,6 +52,8 @@ class ResolveForm(forms.Form):
         error_messages={"max_length": "reason: must be at most %(limit_value)d characters"},
     )
     supersede = id_field("supersede", "decision")
+    confirm_flagged = forms.BooleanField(required=False)
+    seen = seen_field()
 
     def clean(self) -> dict[str, Any]:
         data = super().clean() or {}
@@ -72,22 +75,37 @@ def _resolved(entry: InboxEntry, data: dict[str, Any]) -> str:
 @require_POST
 @login_required
 def entry_resolve(request: HtmxHttpRequest, project: str, entry_id: int) -> HttpResponse:
-    """Merge this entry and reject the other competitors with the reason given, all or nothing."""
+    """Merge this entry and reject the other competitors with the reason given, all or nothing. A
+    flagged entry is merged once the reviewer confirms it (`ask_before_merging`)."""
     access = project_for_user(request, project, act=True)
     back = reverse("review:entry", args=[access.project.slug, entry_id])
     form = ResolveForm(request.POST)
     if not form.is_valid():
         return redirect_back(request, back, error=" ".join(problems(form)))
     data = form.cleaned_data
-    entry, error = attempt(
-        lambda: services.entry_resolve(
+    try:
+        entry = services.entry_resolve(
             project=access.project,
             entry_id=entry_id,
             reject_ids=data["reject"],
             reason=data["reason"],
             supersede=data["supersede"],
+            confirm_flagged=data["confirm_flagged"],
+            seen=data["seen"] or None,
             by=request.user.get_username(),
             via="dashboard",
         )
-    )
-    return redirect_back(request, back, error=error, success=_resolved(entry, data) if entry else "")
+    except services.NotFound as exc:
+        raise Http404(exc.message) from exc
+    except services.LedgerError as exc:
+        question = merge_question(exc, confirmed=data["confirm_flagged"])
+        if question is None:
+            return redirect_back(request, back, error=exc.message)
+        carry = {
+            "reject": data["reject"],
+            "reason": [data["reason"]],
+            "supersede": [data["supersede"]] if data["supersede"] else [],
+        }
+        url = reverse("review:entry_resolve", args=[access.project.slug, entry_id])
+        return ask_before_merging(request, access, entry_id, question, action=url, carry=carry)
+    return redirect_back(request, back, success=_resolved(entry, data))

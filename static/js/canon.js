@@ -47,7 +47,8 @@ document.addEventListener("htmx:sendError", () => {
 });
 
 // --- Inbox triage by keyboard (docs/dashboard.md, "Inbox") ---------------------------------------
-// j/k move between rows (one row at a time is in the Tab order: a roving tabindex), x ticks, m merges,
+// j/k move between rows (one row at a time is in the Tab order: a roving tabindex), x ticks, m merges
+// (a flagged row asks first: m again, or Enter, confirms),
 // r opens the row's reason field (Enter rejects, Escape cancels), e opens the entry, u undoes the last
 // action, ? lists the keys. After an action, focus moves on to the next undecided row; the result is
 // announced by the toast, a live region the server fills.
@@ -209,7 +210,18 @@ document.addEventListener("htmx:afterRequest", (event) => {
     const reason = done.bulk.querySelector("input[name=reason]");
     if (reason) reason.value = "";
   }
-  if (done.undo) focusRow(document.getElementById(done.id));
+  // A merge that asks first (a flagged text, competing boundaries) keeps the row, and focus moves to
+  // its answer: Enter or m again merges a flagged one; nothing is merged by the first press.
+  const question = document.querySelector(`#${done.id} [data-question]`);
+  const confirm = question && question.querySelector("[data-merge]");
+  // A refused row (changed since it was shown, …) keeps focus: it is to be read again, not skipped.
+  const refusal = document.querySelector(`#${done.id} .message.error`);
+  if (confirm) {
+    markCurrent(question.closest(ROW));
+    confirm.focus();
+  } else if (question) focusRow(question.closest(ROW));
+  else if (refusal) focusRow(refusal.closest(ROW));
+  else if (done.undo) focusRow(document.getElementById(done.id));
   else focusNextUndecided(done.id);
   armUndo();
 });

@@ -49,7 +49,7 @@ def test_a_coordinator_sees_both_side_by_side_and_resolves_them(page: Page, sign
     form = section.get_by_role("form", name="Settle them in one step")
     expect(form.get_by_role("checkbox", name=f"#{theirs.pk} Queue: RabbitMQ")).to_be_checked()
     form.get_by_label("Reason for rejecting them").fill("Redis already runs here")
-    form.get_by_role("button", name="Merge this one, reject the others").click()
+    form.get_by_role("button", name="Merge this one, reject the ticked").click()
 
     expect(page.locator(".message").first).to_contain_text(f"Entry {mine.pk} merged; #{theirs.pk} rejected")
     expect(page.locator(".status")).to_contain_text("merged")

@@ -31,8 +31,9 @@ def status(entry: InboxEntry) -> tuple[str, str]:
 
 @pytest.fixture
 def queue(submit):
-    """Ten pending proposals: two boundary ones (listed first), then eight others, oldest first."""
-    boundary = [submit(f"boundary-{i}", type="scope", title=f"Boundary rule {i}") for i in range(2)]
+    """Ten pending proposals: two boundary ones (listed first, not competing with each other), then
+    eight others, oldest first."""
+    boundary = [submit(f"boundary-{i}", type="scope", title=f"Boundary {i}") for i in ("alpha", "beta")]
     others = [submit(f"other-{i}", title=f"Other idea {i}") for i in range(8)]
     return boundary + others
 
@@ -61,20 +62,20 @@ def test_the_whole_triage_flow_by_keyboard_only(page, signed_in, queue):
 
     # x ticks the row; m merges it, focus moves on to the next undecided row and the toast says so.
     page.keyboard.press("x")
-    expect(page.get_by_role("checkbox", name="Select Boundary rule 0")).to_be_checked()
+    expect(page.get_by_role("checkbox", name="Select Boundary alpha")).to_be_checked()
     page.keyboard.press("m")
-    expect(live).to_contain_text(f"Merged #{first.pk} Boundary rule 0.")
+    expect(live).to_contain_text(f"Merged #{first.pk} Boundary alpha.")
     expect(page.locator(f"#entry-{first.pk}")).to_contain_text("merged")
     page.wait_for_function(f"document.activeElement.id === 'entry-{second.pk}'")
     assert status(first)[0] == EntryStatus.MERGED
 
     # r opens the row's own reason field; Enter rejects with that reason.
     page.keyboard.press("r")
-    reason = page.get_by_label("Why reject Boundary rule 1?")
+    reason = page.get_by_label("Why reject Boundary beta?")
     expect(reason).to_be_focused()
     page.keyboard.type("Covered by rule 0")
     page.keyboard.press("Enter")
-    expect(live).to_contain_text(f"Rejected #{second.pk} Boundary rule 1.")
+    expect(live).to_contain_text(f"Rejected #{second.pk} Boundary beta.")
     page.wait_for_function(f"document.activeElement.id === 'entry-{third.pk}'")
     assert status(second) == (EntryStatus.REJECTED, "Covered by rule 0")
 
@@ -88,7 +89,7 @@ def test_the_whole_triage_flow_by_keyboard_only(page, signed_in, queue):
 
     # u undoes the last action (the rejection): the row is pending again and has focus.
     page.keyboard.press("u")
-    expect(live).to_contain_text(f"Undone: #{second.pk} Boundary rule 1 is pending again.")
+    expect(live).to_contain_text(f"Undone: #{second.pk} Boundary beta is pending again.")
     page.wait_for_function(f"document.activeElement.id === 'entry-{second.pk}'")
     assert status(second)[0] == EntryStatus.PENDING
 

@@ -1,4 +1,4 @@
-"""Competing proposals: which entries and decisions compete (`review.competition.competitors`), the
+"""Competing proposals: which entries and decisions compete (`ledger.competition.competitors`), the
 section on the entry's page, and settling them in one step (`review:entry_resolve`)."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from ledger import services
+from ledger.competition import competitors
 from ledger.models import AuditEvent, Decision, DecisionStatus, EntryStatus, InboxEntry, Project
-from review.competition import competitors
 
 pytestmark = pytest.mark.django_db
 
@@ -283,7 +283,7 @@ def test_resolving_an_entry_of_another_project_is_404(project, other_project, le
 def test_postgresql_reads_a_topic_from_its_index_not_every_slug(project):
     """The same-topic query is answered from the (project, topic) index, so its cost does not grow with
     the project's entries (migration 0013): with sequential scans ruled out, the plan names the index."""
-    from review.competition import _same_slug_sql
+    from ledger.competition import _same_slug_sql
 
     first = propose(project, "topic-0")
     InboxEntry.objects.bulk_create(

@@ -85,14 +85,37 @@ def test_plain_text_is_flagged_nowhere(lead, project):
     assert "Flagged:" not in response.content.decode()
 
 
-def test_the_entry_page_shows_the_flags_next_to_merge_and_merging_still_works(lead, project):
+def test_the_entry_page_shows_the_flags_next_to_merge(lead, project):
     entry = submit(project, "odd", SUSPICIOUS["cyrillic"])
     html = lead.get(reverse("review:entry", args=["alpha", entry.pk])).content.decode()
     form = html[html.index('class="primary">Merge</button>') :]
     assert form.index("⚠ Flagged: instruction-like") < form.index("</form>")
-    lead.post(reverse("review:entry_merge", args=["alpha", entry.pk]))
-    entry.refresh_from_db()
-    assert entry.status == EntryStatus.MERGED
+
+
+def test_merging_a_flagged_entry_with_a_plain_post_asks_first_on_a_page_of_its_own(lead, project):
+    entry = submit(project, "odd", SUSPICIOUS["cyrillic"])
+    response = lead.post(reverse("review:entry_merge", args=["alpha", entry.pk]), {"next": INBOX})
+    html = response.content.decode()
+    assert response.status_code == 409
+    assert "Not merged yet: this proposal is flagged (instruction-like)" in html
+    assert 'name="confirm_flagged" value="1"' in html and 'name="next" value="/p/alpha/inbox/"' in html
+    assert statuses(entry) == [EntryStatus.PENDING]
+
+
+def test_merging_a_flagged_entry_once_confirmed_merges_it(lead, project):
+    entry = submit(project, "odd", SUSPICIOUS["cyrillic"])
+    response = lead.post(reverse("review:entry_merge", args=["alpha", entry.pk]), {"confirm_flagged": "1"})
+    assert response.status_code == 302
+    assert statuses(entry) == [EntryStatus.MERGED]
+
+
+def test_merging_a_flagged_row_over_htmx_asks_in_the_row(lead, project):
+    entry = submit(project, "odd", SUSPICIOUS["cyrillic"])
+    response = lead.post(reverse("review:entry_merge", args=["alpha", entry.pk]), HTTP_HX_REQUEST="true")
+    html = response.content.decode()
+    assert response.status_code == 200 and html.lstrip().startswith(f'<tr id="entry-{entry.pk}"')
+    assert "data-question" in html and 'name="confirm_flagged" value="1"' in html
+    assert statuses(entry) == [EntryStatus.PENDING]
 
 
 def statuses(*entries):

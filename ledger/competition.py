@@ -1,10 +1,13 @@
 """Competing proposals: pending entries and active decisions that answer the same question as an entry
-(docs/dashboard.md "Competing proposals").
+(docs/dashboard.md "Competing proposals"). The dashboard shows them; a merge of a boundary proposal
+(`ledger.services.inbox.entry_merge`) is refused while one competes, until the reviewer chooses.
 
 Two proposals compete when they share a base slug (the part before `--`: `queue-tech`,
 `queue-tech--bob` and `queue-tech--bob--2` are one topic proposed three times, as Canon de-collides a
-taken slug), or when their titles are closely similar. An entry also competes with the active decision
-an entry of its base slug was merged into. Only pending entries compete: a decided one has had its turn.
+taken slug), or when their titles are closely similar, or the same words but one on each side ("Use
+Redis for the rate limiter", "Use memcached for the rate limiter": one question, two answers). An
+entry also competes with the active decision an entry of its base slug was merged into. Only pending
+entries compete: a decided one has had its turn.
 
 `competitors` answers for a whole inbox page in at most five queries, whatever the number of entries
 or the size of the ledger: the same-slug matches in one, then the titles of a bounded number of
@@ -15,13 +18,14 @@ from __future__ import annotations
 
 import unicodedata
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from itertools import combinations
 from typing import Any
 
 from django.db import connection
+from django.db.models import Q
 from rapidfuzz import fuzz
 
 from ledger.models import Decision, DecisionStatus, EntryStatus, InboxEntry, Project
@@ -31,6 +35,9 @@ from ledger.search import STOP_WORDS, WORD
 TITLE_SIMILARITY = 85
 # Titles compete only when they share at least this many words (or have exactly the same words): a
 # one-word title is contained in every title that mentions it, which token-set similarity scores 100.
+# Titles sharing this many words that differ in one word on each side (counting words with a
+# letter, not numbers) compete too, whatever their similarity: "redis rate limiter" and
+# "memcached rate limiter" score 80, and name two answers to one question.
 SHARED_WORDS = 2
 # How many of the newest pending entries, and of the newest active decisions, the titles are compared
 # with (besides the entries asked about). Keeps a page of the inbox fast on a ledger of any size.
@@ -67,9 +74,27 @@ class _Title:
             return False
         if self.words == other.words:
             return True
-        if len(self.words & other.words) < SHARED_WORDS:
+        shared = self.words & other.words
+        if len(shared) < SHARED_WORDS:
             return False
+        if _one_word_swapped(shared, self.words - shared, other.words - shared):
+            return True  # the same words but one: the same question answered two ways
         return fuzz.token_set_ratio(self.text, other.text, score_cutoff=TITLE_SIMILARITY) >= TITLE_SIMILARITY
+
+
+def _one_word_swapped(shared: frozenset[str], mine: frozenset[str], theirs: frozenset[str]) -> bool:
+    """Whether two titles are the same words but one on each side, counting words with a letter:
+    "redis" for "memcached" beside "rate limiter" swaps an answer; a number is no such word ("step 1"
+    and "step 2" number a series, and "rule 0" and "entry 0" share a number, not a topic)."""
+    return (
+        len(mine) == 1 == len(theirs)
+        and all(_lettered(word) for word in mine | theirs)
+        and sum(_lettered(word) for word in shared) >= SHARED_WORDS
+    )
+
+
+def _lettered(word: str) -> bool:
+    return any(c.isalpha() for c in word)
 
 
 def entry_title(entry: InboxEntry) -> str:
@@ -77,9 +102,12 @@ def entry_title(entry: InboxEntry) -> str:
     return entry.title or _slug_words(entry.slug)
 
 
-def competitors(project: Project, entries: Sequence[InboxEntry]) -> dict[int, list[Competitor]]:
+def competitors(
+    project: Project, entries: Sequence[InboxEntry], *, types: Collection[str] | None = None
+) -> dict[int, list[Competitor]]:
     """Each given entry's id mapped to what it competes with: active decisions first, then pending
-    entries oldest first. Entries that are not pending (or not in `project`) compete with nothing."""
+    entries oldest first. Entries that are not pending (or not in `project`) compete with nothing.
+    With `types`, only decisions and entries of those types are looked for (a merge's boundaries)."""
     found: dict[int, list[Competitor]] = {entry.pk: [] for entry in entries}
     pending = [e for e in entries if e.project_id == project.pk and e.status == EntryStatus.PENDING]
     if not pending:
@@ -87,16 +115,20 @@ def competitors(project: Project, entries: Sequence[InboxEntry]) -> dict[int, li
     entry_ids: dict[int, set[int]] = {entry.pk: set() for entry in pending}
     decision_ids: dict[int, set[int]] = {entry.pk: set() for entry in pending}
     _same_slug(project, pending, entry_ids, decision_ids)
-    _similar_titles(project, pending, entry_ids, decision_ids)
+    _similar_titles(project, pending, entry_ids, decision_ids, types)
     wanted_entries = set().union(*entry_ids.values())
     wanted_decisions = set().union(*decision_ids.values())
     rows: dict[tuple[type, int], Competitor] = {}
     if wanted_decisions:
         active = Decision.objects.filter(pk__in=wanted_decisions, status=DecisionStatus.ACTIVE)
+        if types is not None:
+            active = active.filter(type__in=types)
         for decision in active.select_related("agent"):
             rows[Decision, decision.pk] = decision
     if wanted_entries:
         pending_rows = InboxEntry.objects.filter(pk__in=wanted_entries, status=EntryStatus.PENDING)
+        if types is not None:
+            pending_rows = pending_rows.filter(type__in=types)
         for entry in pending_rows.select_related("agent"):
             rows[InboxEntry, entry.pk] = entry
     for entry in pending:
@@ -173,16 +205,19 @@ def _similar_titles(
     pending: Sequence[InboxEntry],
     entry_ids: dict[int, set[int]],
     decision_ids: dict[int, set[int]],
+    types: Collection[str] | None,
 ) -> None:
     """Entries and decisions whose titles are closely similar, among the entries asked about and the
-    newest `TITLE_CANDIDATES` pending entries and active decisions (two bounded queries)."""
+    newest `TITLE_CANDIDATES` pending entries and active decisions (of `types`, when given: two
+    bounded queries)."""
+    of_type = Q(type__in=types) if types is not None else Q()
     newest = (
-        InboxEntry.objects.filter(project=project, status=EntryStatus.PENDING)
+        InboxEntry.objects.filter(of_type, project=project, status=EntryStatus.PENDING)
         .order_by("-created_at", "-id")
         .values_list("pk", "title", "slug")[:TITLE_CANDIDATES]
     )
     decisions = (
-        Decision.objects.filter(project=project, status=DecisionStatus.ACTIVE)
+        Decision.objects.filter(of_type, project=project, status=DecisionStatus.ACTIVE)
         .order_by("-created_at", "-id")
         .values_list("pk", "title")[:TITLE_CANDIDATES]
     )

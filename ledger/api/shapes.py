@@ -18,6 +18,7 @@ from ledger.models import (
     EntryType,
     EpisodeOutcome,
     Importance,
+    InboxEntry,
     MemoryCategory,
     MemoryStatus,
     MemoryType,
@@ -29,6 +30,17 @@ from ledger.services.episodes import (
     EPISODE_PATH_MAX_LENGTH,
     EPISODE_TEXT_MAX_LENGTH,
 )
+from ledger.services.fields import (
+    ACTIVE_ISSUE_MAX_LENGTH,
+    ACTIVE_ISSUES_MAX,
+    CONTENT_MAX_LENGTH,
+    FOCUS_MAX_LENGTH,
+    RATIONALE_MAX_LENGTH,
+    REASON_MAX_LENGTH,
+    SUMMARY_LINE_MAX_LENGTH,
+    SUMMARY_MAX_LENGTH,
+)
+from ledger.services.inbox import VERSION_LENGTH, entry_version
 from ledger.values import AGENT_NAME_MAX_LENGTH, MAX_TAGS, TAG_MAX_LENGTH
 
 # ---------------------------------------------------------------------------------------------
@@ -81,6 +93,17 @@ TAG_LIST: JsonSchema = {
     "maxItems": MAX_TAGS,
     "items": {"type": "string", "maxLength": TAG_MAX_LENGTH, "pattern": "^[^,]*$"},
 }
+# The longest text of each field (docs/api.md "Limits"), as `ledger.services.fields` checks it.
+CONTENT: JsonSchema = {"minLength": 1, "maxLength": CONTENT_MAX_LENGTH, "pattern": NOT_BLANK}
+RATIONALE: JsonSchema = {"maxLength": RATIONALE_MAX_LENGTH}
+REASON: JsonSchema = {"maxLength": REASON_MAX_LENGTH}
+FOCUS: JsonSchema = {"maxLength": FOCUS_MAX_LENGTH}
+ACTIVE_ISSUES: JsonSchema = {
+    "maxItems": ACTIVE_ISSUES_MAX,
+    "items": {"type": "string", "maxLength": ACTIVE_ISSUE_MAX_LENGTH},
+}
+SUMMARY: JsonSchema = {"maxLength": SUMMARY_MAX_LENGTH}
+SUMMARY_LINE: JsonSchema = {"maxLength": SUMMARY_LINE_MAX_LENGTH}
 
 
 def query_param(default: Any = None, **rules: Any) -> Any:
@@ -207,31 +230,48 @@ class EntrySubmitIn(In):
     slug: StrictStr = _field(pattern="[A-Za-z0-9]")
     type: StrictStr = _field(enum=EntryType.values)
     title: StrictStr = _field("", maxLength=TITLE_MAX_LENGTH)
-    content: StrictStr = _field(minLength=1, pattern=NOT_BLANK)
-    rationale: StrictStr = ""
+    content: StrictStr = _field(**CONTENT)
+    rationale: StrictStr = _field("", **RATIONALE)
     tags: Tags = None
     importance: StrictStr | None = _field(None, enum=Importance.values)
     run_id: StrictStr = _field("", maxLength=RUN_ID_MAX_LENGTH)
 
 
 class RejectIn(In):
-    reason: StrictStr = _field("", maxLength=10_000)
+    reason: StrictStr = _field("", **REASON)
+
+
+class MergeIn(In):
+    """A reviewer's choices for a merge (docs/ledger.md "Inbox: review"); an empty body chooses none."""
+
+    # Merge a flagged entry anyway: its text was read whole.
+    confirm_flagged: StrictBool = False
+    # Keep the competing boundaries not superseded or rejected below, beside the merged one.
+    keep_both: StrictBool = False
+    # Active decisions the merged decision supersedes.
+    supersede: list[StrictInt] = []
+    # Pending entries rejected in the same step, with `reason`.
+    reject: list[StrictInt] = []
+    reason: StrictStr = _field("", **REASON)
+    # The entry's `version` as the reviewer read it: the merge is refused (409) when the entry changed
+    # since. Recommended; without it the entry is merged as it is now.
+    version: StrictStr | None = _field(None, maxLength=VERSION_LENGTH)
 
 
 class DecisionCreateIn(In):
     agent_name: StrictStr = _field(**AGENT_NAME)
     type: StrictStr = _field(enum=DecisionType.values)
     title: StrictStr = _field(minLength=1, maxLength=TITLE_MAX_LENGTH, pattern=NOT_BLANK)
-    content: StrictStr = _field(minLength=1, pattern=NOT_BLANK)
-    rationale: StrictStr = ""
+    content: StrictStr = _field(**CONTENT)
+    rationale: StrictStr = _field("", **RATIONALE)
     tags: Tags = None
     supersedes: list[StrictInt] = []
 
 
 class DecisionPatchIn(In):
     title: StrictStr | None = _field(None, minLength=1, maxLength=TITLE_MAX_LENGTH, pattern=NOT_BLANK)
-    content: StrictStr | None = _field(None, minLength=1, pattern=NOT_BLANK)
-    rationale: StrictStr | None = None
+    content: StrictStr | None = _field(None, **CONTENT)
+    rationale: StrictStr | None = _field(None, **RATIONALE)
     status: StrictStr | None = _field(None, enum=DecisionStatus.values)
     superseded_by_id: StrictInt | None = None
 
@@ -239,7 +279,7 @@ class DecisionPatchIn(In):
 class MemoryIn(In):
     type: StrictStr = _field(enum=MemoryType.values)
     importance: StrictStr | None = _field(None, enum=Importance.values)
-    content: StrictStr = _field(minLength=1, pattern=NOT_BLANK)
+    content: StrictStr = _field(**CONTENT)
     tags: Tags = None
     session_id: StrictStr = _field("", maxLength=SESSION_ID_MAX_LENGTH)
     # A coordinator's injected learning says what kind it is; an agent's memory has none.
@@ -251,7 +291,7 @@ class MemoryIn(In):
 
 
 class MemoryPatchIn(In):
-    content: StrictStr | None = _field(None, minLength=1, pattern=NOT_BLANK)
+    content: StrictStr | None = _field(None, **CONTENT)
     importance: StrictStr | None = _field(None, enum=Importance.values)
     tags: Tags = None
     # `superseded` comes only with what supersedes it (a correction or a merge).
@@ -267,17 +307,17 @@ class MemoryMergeIn(In):
 
 class SessionIn(In):
     session_id: StrictStr | None = _field(None, maxLength=SESSION_ID_MAX_LENGTH)
-    focus_area: StrictStr = ""
-    active_issues: list[StrictStr] = []
-    summary: StrictStr = ""
+    focus_area: StrictStr = _field("", **FOCUS)
+    active_issues: list[StrictStr] = _field([], **ACTIVE_ISSUES)
+    summary: StrictStr = _field("", **SUMMARY)
     serialized_state: Any = None
 
 
 class SessionPatchIn(In):
-    focus_area: StrictStr | None = None
-    active_issues: list[StrictStr] | None = None
-    summary: StrictStr | None = None
-    summary_append: StrictStr | None = None
+    focus_area: StrictStr | None = _field(None, **FOCUS)
+    active_issues: list[StrictStr] | None = _field(None, **ACTIVE_ISSUES)
+    summary: StrictStr | None = _field(None, **SUMMARY)
+    summary_append: StrictStr | None = _field(None, **SUMMARY_LINE)
     serialized_state: Any = None
     end: StrictBool = False
 
@@ -300,7 +340,9 @@ class EpisodeIn(In):
 
 class ErrorOut(Schema):
     error: str
-    details: list[dict[str, str]] = []
+    # Each with `field` and `message`; a refused merge's competitors also with `kind`, `id`, `type`,
+    # `title` and `status`.
+    details: list[dict[str, Any]] = []
 
 
 # Responses: the routes return model instances, read through these (`agent.name` follows the relation).
@@ -327,6 +369,12 @@ class EntryOut(Schema):
     source: str
     created_at: datetime
     updated_at: datetime
+    # What a reviewer read, as one string (`services.inbox.entry_version`): a merge sends it back.
+    version: str
+
+    @staticmethod
+    def resolve_version(entry: InboxEntry) -> str:
+        return entry_version(entry)
 
 
 class MergeOut(Schema):
@@ -335,6 +383,11 @@ class MergeOut(Schema):
     decision_id: int | None = None
     memory_id: int | None = None
     merged_at: datetime | None
+    # The entry's agent already held this memory: nothing new was written, `memory_id` is that one.
+    already_recorded: bool = False
+    superseded: list[int] = []
+    rejected: list[int] = []
+    message: str = ""
 
 
 class RejectOut(Schema):
@@ -420,6 +473,10 @@ class SessionOut(Schema):
     active_issues: list[str]
     summary: str
     serialized_state: Any
+    # Who wrote the text every agent reads: the focus's and the issues' last writer, the summary's writers.
+    focus_by: str
+    issues_by: str
+    summary_by: list[str]
     started_at: datetime
     ended_at: datetime | None
 

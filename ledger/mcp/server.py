@@ -4,12 +4,14 @@ same functions, then answers the same JSON.
 `build_server(caller_of)` makes a server whose tools learn their caller from `caller_of(ctx)`: a fixed
 token for stdio, the request's token for HTTP. Every refusal is a tool error whose text says why:
 a refusal of the frame (`ApiRefusal`) or of the ledger (`LedgerError`), arguments outside the tool's
-schema, or a body the API's `In` shapes refuse.
+schema (a wrong type, an id that is not an integer, an argument the tool does not take), or a body the
+API's `In` shapes refuse.
 """
 
 from __future__ import annotations
 
 import functools
+import json
 from collections.abc import Callable
 from typing import Annotated, Any, ParamSpec, TypeVar
 
@@ -19,21 +21,30 @@ from django.http import HttpResponse
 from django_filters import FilterSet
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
-from mcp_types import CallToolResult, InputRequiredResult
+from mcp.server.stdio import stdio_server
+from mcp.shared.message import SessionMessage
+from mcp_types import CallToolResult, InputRequiredResult, jsonrpc_message_adapter
 from ninja import Schema
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field, StrictInt, ValidationError
 
 from ledger import selectors, services
 from ledger.api.base import ApiRefusal, Caller, listed
 from ledger.api.routes_context import context_for
 from ledger.api.routes_decisions import decision_rows, project_decision
 from ledger.api.routes_episodes import episode_record_as, episode_rows
-from ledger.api.routes_inbox import entry_submit_as, inbox_rows
+from ledger.api.routes_inbox import entry_submit_as, inbox_rows, merge_as
 from ledger.api.routes_memory import memory_record_as, memory_rows, recorded_out, visible_memory
 from ledger.api.routes_mirror import ScribeIn, mirror_run_as, scribe_run_as
 from ledger.api.shapes import (
+    ACTIVE_ISSUES,
     AGENT_NAME,
+    CONTENT,
+    FOCUS,
     MAX_PAGE_SIZE,
+    RATIONALE,
+    REASON,
+    SUMMARY,
+    SUMMARY_LINE,
     TAG_LIST,
     AgentMemoryQuery,
     DecisionCreateIn,
@@ -48,7 +59,7 @@ from ledger.api.shapes import (
     MemoryIn,
     MemoryOut,
     MemoryQuery,
-    MergeOut,
+    MergeIn,
     Paging,
     RejectIn,
     RejectOut,
@@ -96,7 +107,7 @@ Answer = dict[str, Any]
 VIA = "mcp"
 DEFAULT_LIMIT = 50
 # The largest id either database stores (a signed 64-bit integer): a larger one is refused, not looked up.
-MAX_ID = 2**63 - 1
+MAX_ID = services.MAX_ID
 
 
 def readable(exc: ValidationError) -> str:
@@ -110,11 +121,23 @@ def readable(exc: ValidationError) -> str:
 
 class LedgerServer(MCPServer):
     """An MCPServer whose answer to arguments outside a tool's schema names each field at fault in one
-    line, like the API's 400, instead of pydantic's multi-line report."""
+    line, like the API's 400, instead of pydantic's multi-line report; an argument the tool does not
+    take is refused by name rather than ignored."""
 
     async def call_tool(
         self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
     ) -> CallToolResult | InputRequiredResult:
+        takes = next(
+            (t.input_schema.get("properties", {}) for t in await self.list_tools() if t.name == name), None
+        )
+        if takes is None:
+            raise ToolError(f"Unknown tool: {_shown(name)}")
+        unknown = [key for key in arguments if key not in takes]
+        if unknown:
+            raise ToolError(
+                f"Error executing tool {name}: unknown argument(s): {_names(unknown)}; "
+                f"this tool takes: {', '.join(takes) or 'no arguments'}"
+            )
         try:
             return await super().call_tool(name, arguments, context)
         except ToolError as exc:
@@ -123,10 +146,86 @@ class LedgerServer(MCPServer):
                 raise
             raise ToolError(f"Error executing tool {name}: invalid arguments: {readable(cause)}") from cause
 
+    async def run_stdio_async(self) -> None:
+        """Serve stdio as the SDK does, except that a line its JSON parser refuses for an unpaired
+        surrogate (`"\\ud800"`, valid JSON) is read again, so that the tool refuses it naming the
+        argument instead of the call going unanswered."""
+        async with stdio_server() as (read_stream, write_stream):
+            await self._lowlevel_server.run(
+                _SurrogatesReadAgain(read_stream),
+                write_stream,
+                self._lowlevel_server.create_initialization_options(),
+            )
 
-def _refusals_as_tool_errors(fn: Callable[P, R]) -> Callable[P, R]:
+
+def _shown(text: str) -> str:
+    """`text` as it can be written back in an answer: an unpaired surrogate as its escape."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def _names(names: list[str], most: int = 10) -> str:
+    shown = ", ".join(_shown(name) for name in names[:most])
+    return f"{shown}, … ({len(names)} in all)" if len(names) > most else shown
+
+
+class _SurrogatesReadAgain:
+    """The messages of a stdio stream, where a line the SDK's parser refused (it takes no unpaired
+    surrogate) is parsed again by Python's, which takes them as JSON does. Only its arguments may hold
+    one: the id, the method and the tool's name are written back in the answer, which must be UTF-8."""
+
+    def __init__(self, stream: Any) -> None:
+        self.stream = stream
+
+    @property
+    def last_context(self) -> Any:
+        return getattr(self.stream, "last_context", None)
+
+    async def receive(self) -> SessionMessage | Exception:
+        return _read_again(await self.stream.receive())
+
+    async def aclose(self) -> None:
+        await self.stream.aclose()
+
+    def __aiter__(self) -> _SurrogatesReadAgain:
+        return self
+
+    async def __anext__(self) -> SessionMessage | Exception:
+        return _read_again(await self.stream.__anext__())
+
+    async def __aenter__(self) -> _SurrogatesReadAgain:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _read_again(item: SessionMessage | Exception) -> SessionMessage | Exception:
+    if not isinstance(item, ValidationError):
+        return item
+    line = next((e.get("input") for e in item.errors() if e["type"] == "json_invalid"), None)
+    if not isinstance(line, str):
+        return item
+    try:
+        message = json.loads(line, parse_constant=_refuse_constant)
+        if not isinstance(message, dict):
+            return item
+        params = message.get("params")
+        check_json(
+            {**message, "params": {**params, "arguments": None}} if isinstance(params, dict) else message
+        )
+        return SessionMessage(jsonrpc_message_adapter.validate_python(message, by_name=False))
+    except (ValueError, InvalidValue, TypeError):
+        return item
+
+
+def _refusals_as_tool_errors(fn: Callable[P, R], admit: Callable[[Context], None]) -> Callable[P, R]:
     """Run a tool the way Django runs a view: fresh database connections around it, no text either
-    database cannot store, and every refusal returned as a tool error with its readable text."""
+    database cannot store, the caller admitted by `admit`, and every refusal returned as a tool error
+    with its readable text."""
 
     @functools.wraps(fn)
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
@@ -135,6 +234,7 @@ def _refusals_as_tool_errors(fn: Callable[P, R]) -> Callable[P, R]:
             for name, value in kwargs.items():
                 if not isinstance(value, Context):
                     _storable(name, value)
+            admit(next(value for value in kwargs.values() if isinstance(value, Context)))
             return fn(*args, **kwargs)
         except ApiRefusal as exc:
             raise ToolError(exc.message) from exc
@@ -203,15 +303,18 @@ def _described(description: str, **rules: Any) -> Any:
     return Field(description=description, json_schema_extra=stated(**rules) if rules else None)
 
 
-# Parameters. A rule given to `Field` itself (ge, le, max_length) is checked before the tool runs;
-# one only stated (an enum) is checked by the service or the filter, with the API's message.
-EntryId = Annotated[int, Field(description="the inbox entry's id", ge=1, le=MAX_ID)]
-DecisionId = Annotated[int, Field(description="the decision's id", ge=1, le=MAX_ID)]
-MemoryId = Annotated[int, Field(description="the memory's id", ge=1, le=MAX_ID)]
+# Parameters. A rule given to `Field` itself (ge, le) is checked before the tool runs; one only stated
+# (an enum, a text's length) is checked by the service or the filter, with the API's message, so that
+# every transport refuses a value the same way (docs/api.md "Limits"). Integers are strict, as the API's:
+# `true`, `1.0` or `"1"` is not the id 1.
+EntryId = Annotated[StrictInt, Field(description="the inbox entry's id", ge=1, le=MAX_ID)]
+DecisionId = Annotated[StrictInt, Field(description="the decision's id", ge=1, le=MAX_ID)]
+MemoryId = Annotated[StrictInt, Field(description="the memory's id", ge=1, le=MAX_ID)]
 Limit = Annotated[
-    int, Field(description=f"rows to return, 1-{MAX_PAGE_SIZE} (default 50)", ge=1, le=MAX_PAGE_SIZE)
+    StrictInt,
+    Field(description=f"rows to return, 1-{MAX_PAGE_SIZE} (default 50)", ge=1, le=MAX_PAGE_SIZE),
 ]
-Offset = Annotated[int, Field(description="rows to skip from the start of the list", ge=0, le=MAX_ID)]
+Offset = Annotated[StrictInt, Field(description="rows to skip from the start of the list", ge=0, le=MAX_ID)]
 AgentName = Annotated[str, _described("the agent's name (compared in any case)", **AGENT_NAME)]
 ActingAgent = Annotated[
     str | None,
@@ -232,8 +335,9 @@ Tags = Annotated[
     ),
 ]
 ImportanceIn = Annotated[str | None, _described("high, medium (default) or low", enum=Importance.values)]
-Content = Annotated[str, _described("the text itself, not blank", minLength=1, pattern=r"\S")]
-RunId = Annotated[str, Field(description="the run this comes from (optional)", max_length=RUN_ID_MAX_LENGTH)]
+Content = Annotated[str, _described("the text itself, not blank", **CONTENT)]
+Rationale = Annotated[str, _described("why (optional)", **RATIONALE)]
+RunId = Annotated[str, _described("the run this comes from (optional)", maxLength=RUN_ID_MAX_LENGTH)]
 MemoryTypeIn = Annotated[str, _described("the memory's type", enum=MemoryType.values)]
 Expired = Annotated[
     str | None,
@@ -259,9 +363,24 @@ def build_server(caller_of: CallerOf) -> MCPServer:
         ),
     )
 
-    def tool(description: str, *aliases: str) -> Callable[[Callable[P, R]], Callable[P, R]]:
+    def tool(
+        description: str, *aliases: str, coordinator: bool = False, writes: bool = False
+    ) -> Callable[[Callable[P, R]], Callable[P, R]]:
+        """Register a tool. `coordinator`: any other token is refused. `writes`: the call counts one write
+        of an agent token (CANON_AGENT_WRITES_PER_MINUTE). The role is checked first, so that a refused
+        call uses up nothing."""
+
+        def admit(ctx: Context) -> None:
+            if not (coordinator or writes):
+                return
+            caller = caller_of(ctx)
+            if coordinator:
+                caller.require_coordinator()
+            if writes:
+                caller.count_write()
+
         def register(fn: Callable[P, R]) -> Callable[P, R]:
-            wrapped = _refusals_as_tool_errors(fn)
+            wrapped = _refusals_as_tool_errors(fn, admit)
             for name in (fn.__name__, *aliases):
                 server.add_tool(wrapped, name=name, description=description)
             return wrapped
@@ -273,6 +392,7 @@ def build_server(caller_of: CallerOf) -> MCPServer:
     @tool(
         "Propose a decision or learning into the inbox for review (also named squad_decide).",
         "squad_decide",
+        writes=True,
     )
     def submit_inbox_entry(
         ctx: Context,
@@ -281,8 +401,8 @@ def build_server(caller_of: CallerOf) -> MCPServer:
         ],
         type: Annotated[str, _described("the entry's type", enum=EntryType.values)],
         content: Content,
-        title: Annotated[str, Field(description="one line (optional)", max_length=TITLE_MAX_LENGTH)] = "",
-        rationale: Annotated[str, Field(description="why (optional)")] = "",
+        title: Annotated[str, _described("one line (optional)", maxLength=TITLE_MAX_LENGTH)] = "",
+        rationale: Rationale = "",
         tags: Tags = None,
         importance: ImportanceIn = None,
         run_id: RunId = "",
@@ -301,7 +421,6 @@ def build_server(caller_of: CallerOf) -> MCPServer:
             importance=importance,
             run_id=run_id,
         )
-        caller.count_write()
         result = entry_submit_as(caller, payload)
         return EntryOut.from_orm(result.entry).model_dump(mode="json")
 
@@ -320,24 +439,59 @@ def build_server(caller_of: CallerOf) -> MCPServer:
         filters = InboxQuery(status=status, type=type, agent=agent, run_id=run_id, q=q)
         return _listing(InboxFilter, inbox_rows(caller), filters, EntryOut, limit, offset)
 
-    @tool("Merge a pending inbox entry into a decision or a memory (coordinators only).")
-    def merge_inbox_entry(ctx: Context, entry_id: EntryId) -> Answer:
+    @tool(
+        "Merge a pending inbox entry into a decision or a memory (coordinators only). Send the entry's "
+        "version as read: the merge is refused when it changed since. A flagged entry needs "
+        "confirm_flagged; a boundary competing with another needs supersede, reject or keep_both.",
+        coordinator=True,
+        writes=True,
+    )
+    def merge_inbox_entry(
+        ctx: Context,
+        entry_id: EntryId,
+        confirm_flagged: Annotated[
+            bool, Field(description="merge a flagged entry anyway, its text read whole")
+        ] = False,
+        keep_both: Annotated[
+            bool, Field(description="keep the competing boundaries not superseded or rejected")
+        ] = False,
+        supersede: Annotated[
+            list[StrictInt] | None, Field(description="ids of active decisions the merged one supersedes")
+        ] = None,
+        reject: Annotated[
+            list[StrictInt] | None, Field(description="ids of pending entries rejected in the same step")
+        ] = None,
+        reason: Annotated[str, _described("why they are rejected (optional)", **REASON)] = "",
+        version: Annotated[
+            str | None,
+            _described("the entry's version as read (recommended): refused if it changed since"),
+        ] = None,
+    ) -> Answer:
         caller = caller_of(ctx)
-        caller.count_write()
-        caller.require_coordinator()
-        entry = services.entry_merge(project=caller.project, entry_id=entry_id, by=caller.name, via=VIA)
-        return MergeOut.from_orm(entry).model_dump(mode="json", exclude_none=True)
+        payload = _validated(
+            MergeIn,
+            confirm_flagged=confirm_flagged,
+            keep_both=keep_both,
+            supersede=supersede or [],
+            reject=reject or [],
+            reason=reason,
+            version=version,
+        )
+        merged = merge_as(caller, entry_id, payload)
+        return merged.model_dump(mode="json", exclude_none=True)
 
-    @tool("Reject a pending inbox entry, with an optional reason (coordinators only).")
+    @tool(
+        "Reject a pending inbox entry, with an optional reason (coordinators only).",
+        coordinator=True,
+        writes=True,
+    )
     def reject_inbox_entry(
         ctx: Context,
         entry_id: EntryId,
-        reason: Annotated[str, Field(description="why (optional)", max_length=10_000)] = "",
+        reason: Annotated[str, _described("why (optional)", **REASON)] = "",
     ) -> Answer:
         caller = caller_of(ctx)
         payload = _validated(RejectIn, reason=reason)
-        caller.count_write()
-        caller.require_coordinator()
         entry = services.entry_reject(
             project=caller.project, entry_id=entry_id, by=caller.name, reason=payload.reason, via=VIA
         )
@@ -345,17 +499,21 @@ def build_server(caller_of: CallerOf) -> MCPServer:
 
     # Decisions --------------------------------------------------------------------------------
 
-    @tool("Record an active decision directly, optionally superseding others (coordinators only).")
+    @tool(
+        "Record an active decision directly, optionally superseding others (coordinators only).",
+        coordinator=True,
+        writes=True,
+    )
     def submit_decision(
         ctx: Context,
         agent_name: AgentName,
         type: Annotated[str, _described("the decision's type", enum=DecisionType.values)],
         title: Annotated[str, _described("one line, not blank", minLength=1, maxLength=TITLE_MAX_LENGTH)],
         content: Content,
-        rationale: Annotated[str, Field(description="why (optional)")] = "",
+        rationale: Rationale = "",
         tags: Tags = None,
         supersedes: Annotated[
-            list[int] | None, Field(description="ids of active decisions this one replaces")
+            list[StrictInt] | None, Field(description="ids of active decisions this one replaces")
         ] = None,
     ) -> Answer:
         caller = caller_of(ctx)
@@ -369,8 +527,6 @@ def build_server(caller_of: CallerOf) -> MCPServer:
             tags=tags,
             supersedes=supersedes or [],
         )
-        caller.count_write()
-        caller.require_coordinator()
         decision = services.decision_create(
             project=caller.project, **payload.model_dump(), by=caller.name, via=VIA
         )
@@ -401,7 +557,8 @@ def build_server(caller_of: CallerOf) -> MCPServer:
 
     @tool(
         "Record a memory for an agent; an agent's cross-team memory becomes an inbox proposal instead. "
-        "The same content again is not written twice: the answer says it was already recorded."
+        "The same content again is not written twice: the answer says it was already recorded.",
+        writes=True,
     )
     def record_memory(
         ctx: Context,
@@ -411,11 +568,15 @@ def build_server(caller_of: CallerOf) -> MCPServer:
         importance: ImportanceIn = None,
         tags: Tags = None,
         session_id: Annotated[
-            str, Field(description="the session it belongs to (optional)", max_length=SESSION_ID_MAX_LENGTH)
+            str, _described("the session it belongs to (optional)", maxLength=SESSION_ID_MAX_LENGTH)
         ] = "",
         corrects: Annotated[
-            int | None,
-            Field(description="the id of your active memory this one corrects (it becomes superseded)", ge=1),
+            StrictInt | None,
+            Field(
+                description="the id of your active memory this one corrects (it becomes superseded)",
+                ge=1,
+                le=MAX_ID,
+            ),
         ] = None,
         pinned: Annotated[
             bool, Field(description="coordinators only: a pinned memory never expires")
@@ -432,7 +593,6 @@ def build_server(caller_of: CallerOf) -> MCPServer:
             corrects=corrects,
             pinned=pinned,
         )
-        caller.count_write()
         recorded = memory_record_as(caller, agent_name, payload)
         if isinstance(recorded, InboxEntry):
             return EntryOut.from_orm(recorded).model_dump(mode="json")
@@ -486,7 +646,11 @@ def build_server(caller_of: CallerOf) -> MCPServer:
         )
         return _listing(MemoryFilter, memory_rows(caller), filters, MemoryOut, limit, offset)
 
-    @tool("Inject a learning for one agent, or the whole team when tagged cross-team (coordinators only).")
+    @tool(
+        "Inject a learning for one agent, or the whole team when tagged cross-team (coordinators only).",
+        coordinator=True,
+        writes=True,
+    )
     def inject_learning(
         ctx: Context,
         content: Content,
@@ -499,8 +663,6 @@ def build_server(caller_of: CallerOf) -> MCPServer:
         tags: Tags = None,
     ) -> Answer:
         caller = caller_of(ctx)
-        caller.count_write()
-        caller.require_coordinator()
         if category not in MemoryCategory.values:
             raise services.invalid(
                 "category", f"{category!r} is not one of: {', '.join(MemoryCategory.values)}"
@@ -531,7 +693,7 @@ def build_server(caller_of: CallerOf) -> MCPServer:
 
     # Episodes ---------------------------------------------------------------------------------
 
-    @tool("Record what a run tried and how it ended; the same run again updates its episode.")
+    @tool("Record what a run tried and how it ended; the same run again updates its episode.", writes=True)
     def record_episode(
         ctx: Context,
         run_id: Annotated[
@@ -572,7 +734,6 @@ def build_server(caller_of: CallerOf) -> MCPServer:
             difficulties=difficulties,
             feedback=feedback,
         )
-        caller.count_write()
         result = episode_record_as(caller, payload, via=VIA)
         return EpisodeOut.from_orm(result.episode).model_dump(mode="json")
 
@@ -593,15 +754,18 @@ def build_server(caller_of: CallerOf) -> MCPServer:
 
     # Sessions ---------------------------------------------------------------------------------
 
-    @tool("Start a session; any other open session of the project is closed.")
+    @tool("Start a session; any other open session of the project is closed.", writes=True)
     def start_session(
         ctx: Context,
         session_id: Annotated[
-            str | None, Field(description="unique in the project; generated when left out", max_length=100)
+            str | None,
+            _described("unique in the project; generated when left out", maxLength=SESSION_ID_MAX_LENGTH),
         ] = None,
-        focus_area: Annotated[str, Field(description="what the session is about")] = "",
-        active_issues: Annotated[list[str] | None, Field(description="open issues, one per item")] = None,
-        summary: Annotated[str, Field(description="the summary so far")] = "",
+        focus_area: Annotated[str, _described("what the session is about", **FOCUS)] = "",
+        active_issues: Annotated[
+            list[str] | None, _described("open issues, one per item", **ACTIVE_ISSUES)
+        ] = None,
+        summary: Annotated[str, _described("the summary so far", **SUMMARY)] = "",
         serialized_state: Annotated[Any, Field(description="any JSON the runtime wants kept")] = None,
     ) -> Answer:
         caller = caller_of(ctx)
@@ -613,8 +777,7 @@ def build_server(caller_of: CallerOf) -> MCPServer:
             summary=summary,
             serialized_state=serialized_state,
         )
-        caller.count_write()
-        session = services.session_start(project=caller.project, **payload.model_dump())
+        session = services.session_start(project=caller.project, **payload.model_dump(), by=caller.name)
         return SessionOut.from_orm(session).model_dump(mode="json")
 
     @tool("Read the project's open session.")
@@ -625,13 +788,17 @@ def build_server(caller_of: CallerOf) -> MCPServer:
             raise ApiRefusal(404, "no open session in this project; start one with start_session")
         return SessionOut.from_orm(session).model_dump(mode="json")
 
-    @tool("Update the open session: replace fields, append a summary line, or end it.")
+    @tool("Update the open session: replace fields, append a summary line, or end it.", writes=True)
     def update_session(
         ctx: Context,
-        focus_area: Annotated[str | None, Field(description="replaces the focus area")] = None,
-        active_issues: Annotated[list[str] | None, Field(description="replaces the open issues")] = None,
-        summary: Annotated[str | None, Field(description="replaces the summary")] = None,
-        summary_append: Annotated[str | None, Field(description="adds one line to the summary")] = None,
+        focus_area: Annotated[str | None, _described("replaces the focus area", **FOCUS)] = None,
+        active_issues: Annotated[
+            list[str] | None, _described("replaces the open issues", **ACTIVE_ISSUES)
+        ] = None,
+        summary: Annotated[str | None, _described("replaces the summary", **SUMMARY)] = None,
+        summary_append: Annotated[
+            str | None, _described("adds one line to the summary", **SUMMARY_LINE)
+        ] = None,
         serialized_state: Annotated[Any, Field(description="replaces the kept state (null keeps it)")] = None,
         clear_serialized_state: Annotated[bool, Field(description="true clears the kept state")] = False,
         end: Annotated[bool, Field(description="true closes the session")] = False,
@@ -648,13 +815,15 @@ def build_server(caller_of: CallerOf) -> MCPServer:
             serialized_state=serialized_state,
             end=end,
         )
-        caller.count_write()
         if clear_serialized_state:
             state = None
         else:
             state = serialized_state if serialized_state is not None else services.UNSET
         session = services.session_update_current(
-            project=caller.project, **payload.model_dump(exclude={"serialized_state"}), serialized_state=state
+            project=caller.project,
+            **payload.model_dump(exclude={"serialized_state"}),
+            serialized_state=state,
+            by=caller.name,
         )
         return SessionOut.from_orm(session).model_dump(mode="json")
 
@@ -715,21 +884,31 @@ def build_server(caller_of: CallerOf) -> MCPServer:
         )
 
     def mirror_answer(caller: Caller, kind: str) -> Answer:
-        caller.count_write()
         result = mirror_run_as(caller, kind, trigger=VIA)
         if result.report is None:
             raise ToolError(f"the {kind} could not run: {result.error}")
         return result.as_dict()
 
-    @tool("Write the ledger's files into the project's workspace now (coordinators only).")
+    @tool(
+        "Write the ledger's files into the project's workspace now (coordinators only).",
+        coordinator=True,
+        writes=True,
+    )
     def export_memory(ctx: Context) -> Answer:
         return mirror_answer(caller_of(ctx), MirrorKind.EXPORT)
 
-    @tool("Adopt the team's files from the project's workspace into the ledger now (coordinators only).")
+    @tool(
+        "Adopt the team's files from the project's workspace into the ledger now (coordinators only).",
+        coordinator=True,
+        writes=True,
+    )
     def import_memory(ctx: Context) -> Answer:
         return mirror_answer(caller_of(ctx), MirrorKind.IMPORT)
 
-    @tool("After a run: merge its learnings, list its decisions for review, note it in the session.")
+    @tool(
+        "After a run: merge its learnings, list its decisions for review, note it in the session.",
+        writes=True,
+    )
     def scribe_run(
         ctx: Context,
         run_id: Annotated[
@@ -751,7 +930,6 @@ def build_server(caller_of: CallerOf) -> MCPServer:
             outcome=outcome,
             approved=approved,
         )
-        caller.count_write()
         return scribe_run_as(caller, payload, via=VIA)
 
     return server

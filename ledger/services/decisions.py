@@ -21,6 +21,9 @@ from ledger.models import (
 from ledger.services.effects import audit, workspace_changed
 from ledger.services.errors import Conflict, NotFound, invalid
 from ledger.services.fields import (
+    CONTENT_MAX_LENGTH,
+    MAX_ID,
+    RATIONALE_MAX_LENGTH,
     TITLE_MAX_LENGTH,
     checked_agent_name,
     checked_choice,
@@ -63,7 +66,7 @@ def decision_insert(
 
 def _locked_decision(project: Project, decision_id: object, field_name: str | None = None) -> Decision:
     decision = None
-    if isinstance(decision_id, int) and not isinstance(decision_id, bool):
+    if isinstance(decision_id, int) and not isinstance(decision_id, bool) and 1 <= decision_id <= MAX_ID:
         decision = locked(Decision.objects.filter(project=project, pk=decision_id)).first()
     if decision is None:
         message = f"no decision {decision_id} in project {project.slug}"
@@ -91,8 +94,8 @@ def decision_create(
     fields: dict[str, Any] = {
         "type": checked_choice("type", type, DecisionType.values),
         "title": checked_text("title", title, required=True, max_length=TITLE_MAX_LENGTH).strip(),
-        "content": checked_text("content", content, required=True),
-        "rationale": checked_text("rationale", rationale),
+        "content": checked_text("content", content, required=True, max_length=CONTENT_MAX_LENGTH),
+        "rationale": checked_text("rationale", rationale, max_length=RATIONALE_MAX_LENGTH),
         "tags": checked_tags(tags),
     }
     if not isinstance(supersedes, list | tuple) or not all(

@@ -21,9 +21,25 @@ from ledger.values import (
 T = TypeVar("T")
 M = TypeVar("M", bound=Model)
 
+# The longest free text each field takes, however it arrives (REST, MCP over HTTP or stdio, the
+# dashboard): every write checks its text here, so every transport refuses the same value with the same
+# message (docs/api.md "Limits").
 TITLE_MAX_LENGTH = 300
 RUN_ID_MAX_LENGTH = 200
 SESSION_ID_MAX_LENGTH = 100
+# An entry's, a decision's or a memory's content (an adopted block of a team's log is one decision).
+CONTENT_MAX_LENGTH = 100_000
+RATIONALE_MAX_LENGTH = 20_000
+# A reviewer's reason for a rejection.
+REASON_MAX_LENGTH = 2_000
+# The open session, which every agent of the project reads (docs/ledger.md "Sessions").
+FOCUS_MAX_LENGTH = 500
+ACTIVE_ISSUE_MAX_LENGTH = 300
+ACTIVE_ISSUES_MAX = 50
+SUMMARY_MAX_LENGTH = 20_000
+SUMMARY_LINE_MAX_LENGTH = 2_000
+# The largest id either database stores (a signed 64-bit integer): a larger one names no row.
+MAX_ID = 2**63 - 1
 # How many times a submission that lost a race for its slug re-runs the placement rules.
 SUBMIT_ATTEMPTS = 5
 # How far de-collision counts (`slug--agent--2` … `slug--agent--N`) before giving up.
@@ -66,9 +82,9 @@ def checked_text_changes(
             "title", title, required=title_required, max_length=TITLE_MAX_LENGTH
         ).strip()
     if content is not None:
-        changes["content"] = checked_text("content", content, required=True)
+        changes["content"] = checked_text("content", content, required=True, max_length=CONTENT_MAX_LENGTH)
     if rationale is not None:
-        changes["rationale"] = checked_text("rationale", rationale)
+        changes["rationale"] = checked_text("rationale", rationale, max_length=RATIONALE_MAX_LENGTH)
     return changes
 
 
@@ -132,8 +148,8 @@ def entry_fields(
     return {
         "type": checked_choice("type", type, EntryType.values),
         "title": checked_text("title", title, max_length=TITLE_MAX_LENGTH).strip(),
-        "content": checked_text("content", content, required=True),
-        "rationale": checked_text("rationale", rationale),
+        "content": checked_text("content", content, required=True, max_length=CONTENT_MAX_LENGTH),
+        "rationale": checked_text("rationale", rationale, max_length=RATIONALE_MAX_LENGTH),
         "tags": checked_tags(tags),
         "importance": checked_choice("importance", importance or Importance.MEDIUM, Importance.values),
         "run_id": checked_text("run_id", run_id, max_length=RUN_ID_MAX_LENGTH).strip(),

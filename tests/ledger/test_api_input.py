@@ -9,6 +9,7 @@ from django.test import Client
 
 from ledger import services
 from ledger.models import AgentMemory, Decision, InboxEntry, Session
+from ledger.services.fields import CONTENT_MAX_LENGTH
 
 ENTRY = {"slug": "use-postgres", "type": "architectural", "content": "Use PostgreSQL."}
 
@@ -80,8 +81,8 @@ def test_body_over_one_mebibyte_with_a_lying_content_length_is_refused(project, 
     assert not InboxEntry.objects.exists()
 
 
-def test_content_just_under_the_limit_is_accepted(project, alice):
-    response = alice.post("/decisions/inbox", {**ENTRY, "content": "x" * (1024 * 1024 - 200)})
+def test_content_at_its_maximum_is_accepted(project, alice):
+    response = alice.post("/decisions/inbox", {**ENTRY, "content": "x" * CONTENT_MAX_LENGTH})
     assert response.status_code == 201
 
 

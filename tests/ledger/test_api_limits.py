@@ -245,3 +245,30 @@ def test_concurrent_scribe_runs_merge_once_and_a_loser_may_retry():
     assert Session.objects.get(project=project).summary.count("Run run-1 by Alice completed.") == 1
     retried = scribe()
     assert retried[0] == 200 and retried[1]["merged"] == []
+
+
+COORDINATOR_ROUTES = [
+    ("post", "/decisions", {"agent_name": "alice", "type": "scope", "title": "t", "content": "c"}),
+    ("patch", "/decisions/1", {"status": "archived"}),
+    ("post", "/decisions/inbox/1/merge", {}),
+    ("post", "/decisions/inbox/1/promote", {}),
+    ("post", "/decisions/inbox/1/reject", {}),
+    ("post", "/agents/alice/memory/1/merge", {"keep": 1}),
+    ("post", "/agents/alice/memory/1/dismiss-similar", {}),
+    ("post", "/memory/export", {}),
+    ("post", "/memory/import", {}),
+]
+
+
+def test_a_coordinators_route_refuses_an_agent_without_using_its_writes(project, alice, settings):
+    """The role is checked before the write is counted: an agent refused 403 on every coordinators'
+    route can still make its one write of the minute."""
+    settings.CANON_AGENT_WRITES_PER_MINUTE = 1
+    for method, path, body in COORDINATOR_ROUTES:
+        response = alice.send(method, path, body)
+        assert response.status_code == 403, (path, response.status_code)
+        assert "coordinator" in response.json()["error"]
+    assert (
+        alice.post("/agents/alice/memory", {"type": "learning", "content": "still allowed"}).status_code
+        == 201
+    )

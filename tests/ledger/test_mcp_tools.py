@@ -408,3 +408,83 @@ def test_writes_count_against_the_agents_write_limit(alice, settings):
     propose(alice, slug="a")
     answer(call(alice, "record_memory", agent_name="Alice", type="learning", content="x"))
     refused(call(alice, "start_session"), "writes per minute")
+
+
+# Strict ids ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("entry_id", [True, 1.0, "1"])
+def test_an_entry_id_that_is_not_an_integer_is_refused_and_nothing_merged(alice, lead, entry_id):
+    propose(alice)
+    refused(call(lead, "merge_inbox_entry", entry_id=entry_id), "invalid arguments: entry_id:")
+    assert InboxEntry.objects.get().status == "pending"
+
+
+@pytest.mark.parametrize(
+    ("tool", "arguments", "name"),
+    [
+        ("reject_inbox_entry", {"entry_id": True}, "entry_id"),
+        ("get_decision", {"decision_id": True}, "decision_id"),
+        ("get_memory", {"agent_name": "Alice", "memory_id": True}, "memory_id"),
+        (
+            "record_memory",
+            {"agent_name": "Alice", "type": "learning", "content": "y", "corrects": True},
+            "corrects",
+        ),
+        ("list_inbox", {"limit": 1.0}, "limit"),
+        ("list_inbox", {"offset": "0"}, "offset"),
+    ],
+)
+def test_every_id_and_count_must_be_an_integer(alice, tool, arguments, name):
+    refused(call(alice, tool, **arguments), f"invalid arguments: {name}:")
+
+
+def test_a_superseded_id_that_is_not_an_integer_is_refused_and_nothing_recorded(lead):
+    old = answer(call(lead, "submit_decision", agent_name="Alice", type="technical", title="A", content="a"))
+    arguments = {"agent_name": "Alice", "type": "technical", "title": "B", "content": "b"}
+    refused(call(lead, "submit_decision", **arguments, supersedes=[True]), "supersedes.0:")
+    assert [d["id"] for d in answer(call(lead, "list_decisions", status="all"))["items"]] == [old["id"]]
+
+
+# Unknown arguments --------------------------------------------------------------------------------
+
+
+def test_an_unknown_argument_is_refused_naming_it_and_the_tools_arguments(alice):
+    message = refused(call(alice, "list_inbox", state="merged"))
+    assert message == (
+        "Error executing tool list_inbox: unknown argument(s): state; "
+        "this tool takes: status, type, agent, run_id, q, limit, offset"
+    )
+
+
+def test_a_write_with_an_unknown_argument_stores_nothing(alice):
+    refused(
+        call(alice, "submit_inbox_entry", slug="x", type="scope", content="x", titel="typo"),
+        "unknown argument(s): titel;",
+    )
+    assert not InboxEntry.objects.exists()
+
+
+def test_a_tool_without_arguments_says_it_takes_none(lead):
+    refused(call(lead, "current_session", session_id="s1"), "this tool takes: no arguments")
+
+
+# Roles before writes ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("tool", "arguments"),
+    [
+        ("merge_inbox_entry", {"entry_id": 1}),
+        ("reject_inbox_entry", {"entry_id": 1}),
+        ("submit_decision", {"agent_name": "Alice", "type": "technical", "title": "A", "content": "a"}),
+        ("inject_learning", {"agent_name": "Alice", "category": "preference", "content": "a"}),
+        ("export_memory", {}),
+        ("import_memory", {}),
+    ],
+)
+def test_a_coordinator_tool_refuses_an_agent_without_using_its_writes(alice, settings, tool, arguments):
+    settings.CANON_AGENT_WRITES_PER_MINUTE = 1
+    for _ in range(3):
+        refused(call(alice, tool, **arguments), "this route needs a coordinator token")
+    assert propose(alice)["status"] == "pending"

@@ -5,6 +5,8 @@ application served by uvicorn in a thread of this process. Both on this test's d
 from __future__ import annotations
 
 import json
+import select
+import subprocess
 import sys
 from collections.abc import Iterator
 from contextlib import AsyncExitStack
@@ -18,7 +20,8 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp_types import CallToolResult
 
 from ledger import services
-from ledger.models import ApiToken, InboxEntry, Project
+from ledger.models import AgentMemory, ApiToken, InboxEntry, Project
+from ledger.services.fields import CONTENT_MAX_LENGTH, entry_fields
 from tests.mcp_calls import answer, text
 from tests.processes import MANAGE, environment, manage
 from tests.servers import asgi_in_thread
@@ -95,6 +98,79 @@ def test_stdio_refuses_another_projects_token_with_exit_code_2(project, other_pr
     done = manage("mcp", "--project", "alpha", CANON_TOKEN=token(other_project))
     assert done.returncode == 2
     assert "not for project 'alpha'" in done.stderr
+
+
+# The biggest text a caller may send over stdio, where no body limit stands before the tools.
+HUGE = "x" * (5 * 1024 * 1024)
+
+
+@pytest.mark.parametrize(
+    ("tool", "arguments"),
+    [
+        ("submit_inbox_entry", {"slug": "huge", "type": "technical", "content": HUGE}),
+        ("record_memory", {"agent_name": "Alice", "type": "learning", "content": HUGE}),
+    ],
+)
+def test_stdio_refuses_a_5_mb_content_as_the_api_does_and_stores_nothing(project, tool, arguments):
+    with pytest.raises(services.Invalid) as expected:
+        entry_fields(type="technical", content=HUGE)
+    (result,) = run_calls(stdio(token(project)), [(tool, arguments)])
+    assert result.is_error
+    assert text(result) == f"Error executing tool {tool}: {expected.value.message}"
+    assert not InboxEntry.objects.exists()
+    assert not AgentMemory.objects.exists()
+
+
+def stdio_process(secret: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, MANAGE, "mcp", "--project", "alpha"],
+        env=environment(CANON_TOKEN=secret),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        encoding="utf-8",
+    )
+
+
+def exchange(process: subprocess.Popen[str], line: str, timeout: float = 30) -> dict[str, Any]:
+    """Send one raw JSON-RPC line and read the answer to it (the next line), or fail after `timeout`."""
+    assert process.stdin is not None and process.stdout is not None
+    process.stdin.write(line + "\n")
+    process.stdin.flush()
+    ready, _, _ = select.select([process.stdout], [], [], timeout)
+    assert ready, f"no answer within {timeout} s to {line[:80]}"
+    return json.loads(process.stdout.readline())
+
+
+def tool_call(id: int, name: str, arguments: str) -> str:
+    """A tools/call line with `arguments` written as raw JSON, escapes and all."""
+    return (
+        f'{{"jsonrpc": "2.0", "id": {id}, "method": "tools/call", '
+        f'"params": {{"name": "{name}", "arguments": {arguments}}}}}'
+    )
+
+
+def test_stdio_refuses_a_lone_surrogate_naming_the_argument_and_keeps_answering(project):
+    process = stdio_process(token(project))
+    try:
+        assert "result" in exchange(process, json.dumps(INITIALIZE))
+        assert process.stdin is not None
+        process.stdin.write(json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}) + "\n")
+        refused = exchange(
+            process,
+            tool_call(2, "submit_inbox_entry", '{"slug": "x", "type": "scope", "content": "a\\ud800b"}'),
+        )
+        listed = exchange(process, tool_call(3, "list_inbox", "{}"))
+    finally:
+        process.kill()
+        process.wait()
+    assert refused["id"] == 2 and refused["result"]["isError"] is True
+    assert refused["result"]["content"][0]["text"].startswith(
+        "Error executing tool submit_inbox_entry: content: must not contain an unpaired UTF-16 surrogate"
+    )
+    assert listed["id"] == 3 and listed["result"]["structuredContent"]["total"] == 0
+    assert not InboxEntry.objects.exists()
 
 
 # Streamable HTTP ------------------------------------------------------------------------------------
@@ -196,6 +272,15 @@ def test_http_with_a_revoked_token_is_401(project, base_url):
 def test_http_host_not_allowed_is_400(project, base_url):
     response = post(base_url, {"Authorization": f"Bearer {token(project)}", "Host": "evil.example"})
     assert response.status_code == 400
+
+
+def test_http_refuses_an_over_long_content_as_the_api_does_and_stores_nothing(project, base_url, alice):
+    body = {"slug": "long", "type": "technical", "content": "x" * (CONTENT_MAX_LENGTH + 1)}
+    response = alice.post("/decisions/inbox", body)
+    (result,) = run_calls(http(base_url, token(project)), [("submit_inbox_entry", body)])
+    assert response.status_code == 400
+    assert text(result) == f"Error executing tool submit_inbox_entry: {response.json()['error']}"
+    assert not InboxEntry.objects.exists()
 
 
 def test_http_body_over_the_api_limit_is_refused_and_stores_nothing(project, base_url):

@@ -2,15 +2,16 @@
 
 The compiler (`ledger.context`) joins them under its headings; the services count their tokens when a
 row is written, so the compiler never tokenises again. Every value inside a block came from an agent
-or a file and passes through `ledger.untrusted` first: a title or a name is one line, a content is a
-block whose further lines are indented under its item, and no line of it can open a heading, a quote
-or a `**Label:**` line of ours.
+or a file and passes through `ledger.untrusted` first: a title or a name is one line (a name inside
+one of our `[…]` labels with its brackets escaped), a content is a block whose further lines are
+indented under its item, and nothing in it can open a heading, a quote, a `**Label:**` line of ours, a
+code block, an HTML block, a rule or a link definition (docs/compiler.md, "Untrusted text").
 """
 
 from __future__ import annotations
 
 from ledger.models import Decision, MemoryType, Session, Source
-from ledger.untrusted import block, clean, one_line
+from ledger.untrusted import block, clean, heading, one_line
 
 
 def decision_block(decision: Decision) -> str:
@@ -21,7 +22,7 @@ def decision_block(decision: Decision) -> str:
 
 
 def decision_text(title: str, type_: str, agent: str, content: str, rationale: str) -> str:
-    lines = [f"### {one_line(title)}", f"**Type:** {type_} | **Decided by:** {one_line(agent)}"]
+    lines = [f"### {heading(title)}", f"**Type:** {type_} | **Decided by:** {one_line(agent)}"]
     content = block(content)
     if content:
         lines.append(content)
@@ -31,18 +32,37 @@ def decision_text(title: str, type_: str, agent: str, content: str, rationale: s
     return "\n".join(lines)
 
 
-def session_block(session: Session) -> str:
-    """The body of '## Current Session' (without its heading); empty lines left out."""
+def labelled(name: str) -> str:
+    """A name inside one of Canon's `[…]` labels: one line, its brackets and backslashes escaped, so
+    that no name can close the label early (`Bob]: /x "t"` would make the item a link definition)."""
+    return one_line(name).replace("\\", "\\\\").replace("[", "\\[").replace("]", "\\]")
+
+
+def _by(names: str | list[str], verb: str) -> str:
+    """`[set by alice] ` / `[written by alice, bob] `: who wrote a session field, before its text; empty
+    when nobody is recorded (sessions written before writers were kept)."""
+    names = [names] if isinstance(names, str) else names
+    shown = ", ".join(labelled(name) for name in names if name.strip())
+    return f"[{verb} by {shown}] " if shown else ""
+
+
+def session_block(session: Session, *, issues_left_out: int = 0) -> str:
+    """The body of '## Current Session' (without its heading); empty lines left out. Every value is
+    shown with who wrote it: every agent of the project reads it. With `issues_left_out`, that many
+    of the last active issues are left out, and a note says so."""
     lines = []
     focus_area = block(session.focus_area)
     if focus_area:
-        lines.append(f"**Focus:** {focus_area}")
+        lines.append(f"**Focus:** {_by(session.focus_by, 'set')}{focus_area}")
     issues = [issue for issue in map(one_line, session.active_issues) if issue]
+    if issues_left_out:
+        kept = len(issues) - min(issues_left_out, len(issues))
+        issues = [*issues[:kept], f"({len(issues) - kept} more left out)"]
     if issues:
-        lines.append(f"**Active issues:** {', '.join(issues)}")
+        lines.append(f"**Active issues:** {_by(session.issues_by, 'set')}{', '.join(issues)}")
     summary = block(session.summary)
     if summary:
-        lines.append(f"**Summary:** {summary}")
+        lines.append(f"**Summary:** {_by(session.summary_by, 'written')}{summary}")
     return "\n".join(lines)
 
 
@@ -53,19 +73,23 @@ def memory_line(*, type_: str, content: str, own: bool, agent_name: str) -> str:
     elif own:
         label = type_
     else:
-        label = f"{type_} from {one_line(agent_name)}"
+        label = f"{type_} from {labelled(agent_name)}"
     return f"- [{label}] {block(content)}"
 
 
-def relevant_memory_line(*, type_: str, content: str, own: bool, agent_name: str, source: str) -> str:
-    """One memory under '## Relevant Past Knowledge': `[session summary]` for a closed session's
-    summary, `[core]` or its type for the agent's own, `[type from Name]` for another agent's."""
+def relevant_memory_line(
+    *, type_: str, content: str, own: bool, agent_name: str, source: str, written_by: str = ""
+) -> str:
+    """One memory under '## Relevant Past Knowledge': `[session summary written by Name, Name]` for a
+    closed session's summary (kept by the coordinator agent, written by whoever wrote the session),
+    `[core]` or its type for the agent's own, `[type from Name]` for another agent's."""
     if source == Source.SESSION_SUMMARY:
-        label = "session summary" if own else f"session summary from {one_line(agent_name)}"
+        writers = labelled(written_by)
+        label = f"session summary written by {writers}" if writers else "session summary"
     elif own:
         label = "core" if type_ == MemoryType.CORE_CONTEXT else type_
     else:
-        label = f"{type_} from {one_line(agent_name)}"
+        label = f"{type_} from {labelled(agent_name)}"
     return f"- [{label}] {block(content)}"
 
 
@@ -83,15 +107,24 @@ def episode_line(*, outcome: str, tried: str, difficulties: str, feedback: str) 
     return "\n".join(lines)
 
 
-def session_block_cut(session: Session, left_out: int) -> str:
+def session_block_cut(session: Session, left_out: int, *, issues_left_out: int = 0) -> str:
     """The body of '## Current Session' with the summary's first (oldest) `left_out` non-blank lines
-    left out and a note saying how many; the focus and the active issues stay whole."""
+    left out and a note saying how many (and, with `issues_left_out`, the last issues too)."""
     if left_out <= 0:
-        return session_block(session)
+        return session_block(session, issues_left_out=issues_left_out)
     summary = [line for line in clean(session.summary).split("\n") if line.strip()]
-    kept = Session(focus_area=session.focus_area, active_issues=session.active_issues, summary="")
-    lines = [session_block(kept)] if session_block(kept) else []
-    note = f"**Summary:** ({min(left_out, len(summary))} earlier lines left out)"
-    rest = block("\n".join(summary[left_out:]))
-    lines.append(note + ("\n  " + rest if rest else ""))
+    kept = Session(
+        focus_area=session.focus_area,
+        active_issues=session.active_issues,
+        focus_by=session.focus_by,
+        issues_by=session.issues_by,
+    )
+    head = session_block(kept, issues_left_out=issues_left_out)
+    lines = [head] if head else []
+    note = (
+        f"**Summary:** {_by(session.summary_by, 'written')}"
+        f"({min(left_out, len(summary))} earlier lines left out)"
+    )
+    rest = block("\n".join(summary[left_out:]), own_line=True)
+    lines.append(note + ("\n" + rest if rest else ""))
     return "\n".join(lines)

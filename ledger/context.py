@@ -71,6 +71,7 @@ from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 from snowballstemmer import stemmer
 
+from ledger import visibility
 from ledger.blocks import (
     decision_text,
     episode_line,
@@ -83,7 +84,7 @@ from ledger.models import Project, Session, Source
 from ledger.relevance import COMMON_SHARE, blend, fts5_any, rare_words, task_words, tsquery_any
 from ledger.services import compilation_record
 from ledger.tokens import count_tokens
-from ledger.untrusted import clean
+from ledger.untrusted import clean, one_line
 from ledger.values import InvalidValue, agent_key
 
 logger = logging.getLogger("canon.context")
@@ -342,7 +343,7 @@ ORDER BY importance_rank, created_at DESC, id DESC
 """
 
 SESSION_SQL = """
-SELECT id, focus_area, active_issues, summary, tokens FROM ledger_session
+SELECT id, focus_area, active_issues, summary, tokens, focus_by, issues_by, summary_by FROM ledger_session
 WHERE project_id = %s AND ended_at IS NULL
 """
 
@@ -356,6 +357,7 @@ WHERE project_id = %s AND ended_at IS NULL
 # Parameters, on both engines: the project and the agent's key (who `me` is), the project twice
 # (memories: the team's and the summaries' scope), the task's query, the project, `now` (memories'
 # expiry), the limit.
+_READABLE = visibility.MEMORY_READABLE_SQL.format(me="(SELECT id FROM me)")
 _ME = (
     "WITH me AS (SELECT coalesce((SELECT id FROM ledger_agent WHERE project_id = %s AND key = %s), 0) AS id)"
 )
@@ -363,7 +365,7 @@ RELEVANT_MEMORY_SQL = {
     "sqlite": _ME
     + """
 SELECT m.id, m.type, m.content, m.tokens, m.source, m.pinned, m.importance_rank, m.created_at,
-       a.key, a.name, s.score
+       a.key, a.name, m.injected_by, s.score
 FROM (SELECT rowid AS id, -bm25(ledger_memory_fts, 1.0, 0.5, 0.0) AS score
       FROM ledger_memory_fts
       WHERE ledger_memory_fts MATCH 'scope : (canonagent' || (SELECT id FROM me) || ' OR canonteam' || %s
@@ -371,7 +373,9 @@ FROM (SELECT rowid AS id, -bm25(ledger_memory_fts, 1.0, 0.5, 0.0) AS score
 JOIN ledger_agentmemory m ON m.id = s.id
 JOIN ledger_agent a ON a.id = m.agent_id
 WHERE m.project_id = %s
-  AND (m.agent_id = (SELECT id FROM me) OR m.cross_team OR m.source = 'session_summary')
+  AND """
+    + _READABLE
+    + """
   AND m.status = 'active' AND (m.expires_at IS NULL OR m.expires_at > %s)
 ORDER BY s.score DESC, m.id DESC
 LIMIT %s
@@ -382,13 +386,15 @@ q AS (SELECT to_tsquery('simple', 'canonagent' || (SELECT id FROM me) || ' | can
                         || ' | canonsummary' || %s::text) AS scope,
              to_tsquery('english', %s) AS query)
 SELECT m.id, m.type, m.content, m.tokens, m.source, m.pinned, m.importance_rank, m.created_at,
-       a.key, a.name, ts_rank_cd(m.search_vector, q.query) AS score
+       a.key, a.name, m.injected_by, ts_rank_cd(m.search_vector, q.query) AS score
 FROM ledger_agentmemory m
 JOIN ledger_agent a ON a.id = m.agent_id
 CROSS JOIN q
 WHERE m.search_vector @@ (q.scope && q.query)
   AND m.project_id = %s
-  AND (m.agent_id = (SELECT id FROM me) OR m.cross_team OR m.source = 'session_summary')
+  AND """
+    + _READABLE
+    + """
   AND m.status = 'active' AND (m.expires_at IS NULL OR m.expires_at > %s)
 ORDER BY score DESC, m.id DESC
 LIMIT %s
@@ -684,7 +690,7 @@ def _select_relevant(
 
     best = max([float(row[-1]) for row in memories] + [float(row[-1]) for row in episodes], default=0.0)
     candidates: list[_Candidate] = []
-    for pk, type_, content, tokens, source, pinned, rank, created_at, row_key, name, text in memories:
+    for pk, type_, content, tokens, source, pinned, rank, created_at, row_key, name, by, text in memories:
         age = (now - _aware(created_at)).total_seconds()
         score = blend(
             float(text), best, importance_rank=rank, source=source, age_seconds=age, pinned=bool(pinned)
@@ -696,6 +702,7 @@ def _select_relevant(
             own=row_key == key,
             agent_name=name,
             source=source,
+            written_by=by,
         )
         candidates.append(_Candidate(score, line, tokens, memory_id=pk))
     for pk, outcome, tried, difficulties, feedback, tokens, created_at, text in episodes:
@@ -727,37 +734,62 @@ def _select_relevant(
 
 
 def _session(row: tuple[Any, ...], result: CompiledContext, *, budget: int) -> str:
-    """The open session's block within `budget` tokens: whole when its stored count fits; else the
-    summary's oldest lines are left out, as few as needed (the cut block is counted), with a note. The
-    focus and the active issues are never cut, so a block of those alone may stay over the budget."""
-    pk, focus_area, active_issues, summary, tokens = row
+    """The open session's block within `budget` tokens, cut like every other layer: whole when its
+    stored count fits; else the summary's oldest lines are left out, as few as needed, then the last
+    active issues; a block whose focus alone does not fit is left out. Each cut is noted in the block
+    and in `result.session.cut` (summary lines left out)."""
+    pk, focus_area, active_issues, summary, tokens, focus_by, issues_by, summary_by = row
     if isinstance(active_issues, str):
         active_issues = json.loads(active_issues)
-    session = Session(focus_area=focus_area, active_issues=active_issues, summary=summary)
+    if isinstance(summary_by, str):
+        summary_by = json.loads(summary_by)
+    session = Session(
+        focus_area=focus_area,
+        active_issues=active_issues,
+        summary=summary,
+        focus_by=focus_by,
+        issues_by=issues_by,
+        summary_by=summary_by,
+    )
     body = session_block(session)
     if not body:
         return ""
-    result.session.ids.append(pk)
     if tokens <= budget:
+        result.session.ids.append(pk)
         result.session.tokens = tokens
         return body
     lines = sum(1 for line in clean(summary).split("\n") if line.strip())
-    if lines == 0:  # nothing to cut: the focus and the issues stay whole, over the budget
-        result.session.tokens = tokens
-        return body
-    # The fewest oldest lines to leave out, found by halving: leaving out more never costs more. When
-    # even leaving out every line does not fit, every line is left out.
-    low, high = 1, lines
-    best_body = session_block_cut(session, high)
+    fitted = _fewest_left_out(lines, lambda n: session_block_cut(session, n), budget)
+    result.session.cut = fitted[0] if fitted is not None else lines
+    if fitted is None:
+        issues = sum(1 for issue in active_issues if one_line(issue))
+        fitted = _fewest_left_out(
+            issues, lambda n: session_block_cut(session, lines, issues_left_out=n), budget
+        )
+    if fitted is None:
+        return ""  # the focus alone is over the budget: the layer is left out
+    _, best_body, result.session.tokens = fitted
+    result.session.ids.append(pk)
+    return best_body
+
+
+def _fewest_left_out(most: int, render: Callable[[int], str], budget: int) -> tuple[int, str, int] | None:
+    """The fewest of `most` parts to leave out so that `render(n)` fits `budget` tokens, found by
+    halving (leaving out more never costs more), with that block and its tokens; None when even
+    leaving out all `most` does not fit."""
+    if most <= 0:
+        return None
+    best_body = render(most)
     best_tokens = count_tokens(best_body)
+    if best_tokens > budget:
+        return None
+    low, high = 1, most
     while low < high:
         middle = (low + high) // 2
-        candidate = session_block_cut(session, middle)
+        candidate = render(middle)
         counted = count_tokens(candidate)
         if counted <= budget:
             high, best_body, best_tokens = middle, candidate, counted
         else:
             low = middle + 1
-    result.session.tokens = best_tokens
-    result.session.cut = high
-    return best_body
+    return high, best_body, best_tokens

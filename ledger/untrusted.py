@@ -7,8 +7,11 @@ shown.
 - `clean` removes what a reader cannot see or that reorders what they see, and makes every line break
   a newline.
 - `one_line` is for titles, names and list items: one line, runs of white space as one space.
-- `block` is for contents, rationales and summaries: no line of it can start a heading, a blockquote,
-  a `**Label:**` line or a setext underline, and every line after the first is indented under its item.
+  `heading` is `one_line` for a heading's text: a closing run of `#` stays part of the text.
+- `block` is for contents, rationales and summaries: every line after the first is indented under its
+  item, and no line of it can open a block of CommonMark's but a list item: not a heading, a code
+  block (fenced or indented), an HTML block, a thematic break, a blockquote or a link reference
+  definition, nor a `**Label:**` line. Canon's block is then structured by Canon alone.
 - `flags` names what `clean` removes, the lines that imitate Canon's own structure and the phrases
   that give orders to the model, for a reviewer. It is the one detector: the dashboard uses it too.
   Imitations and orders are compared on the text as it looks (`readable`), so a Cyrillic `i` (U+0456), a
@@ -68,6 +71,23 @@ _HANGUL_FILLERS = frozenset("\u115f\u1160\u3164\uffa0")
 # Markers that open a line's structure, compared after compatibility normalisation (fullwidth U+FF03 is `#`).
 _MARKERS = ("#", ">", "**", "__")
 _SETEXT_UNDERLINE = re.compile(r"(=+|-+)\s*")
+# CommonMark's other block starts, as its parser reads them (ASCII only): an ATX heading, a code fence
+# of backticks or tildes (of any length), the start of an HTML block (each of its seven kinds opens with
+# `<` and a letter, `/`, `!` or `?`), and a list item's marker with the spaces after it.
+_ATX_HEADING = re.compile(r"#{1,6}(?: |$)")
+_FENCES = ("```", "~~~")
+_HTML_BLOCK = re.compile(r"<[A-Za-z/!?]")
+_LIST_MARKER = re.compile(r"([-+*]|[0-9]{1,9}[.)])( *)")
+# A list item's content this many spaces past its marker is an indented code block.
+_CODE_AFTER_MARKER = 5
+# Canon indents a block's further lines by two spaces at the top level (a content, the focus) and by
+# four under an episode's item, whose content starts at two: a line with this many spaces of its own
+# is indented four or more past Canon's own column, the indentation of a code block. (Under a memory's
+# item, whose content starts where the further lines do, it would take four; `block` does not know
+# where it is put, so two count everywhere.)
+_CODE_INDENT = 2
+# ... and this many past the content of a list item of the text's own.
+_CODE_INDENT_IN_ITEM = 4
 
 
 def _is_tag(ch: str) -> bool:
@@ -104,17 +124,148 @@ def one_line(text: str) -> str:
     return " ".join(clean(text).split())
 
 
-def _opens_structure(line: str) -> bool:
-    """Whether `line`, past its leading white space, starts a heading, a quote, a label or an underline."""
-    start = unicodedata.normalize("NFKC", line.lstrip())
+_CLOSING_SEQUENCE = re.compile(r"(?:^| )(#+)$")
+
+
+def heading(text: str) -> str:
+    """`one_line(text)` for the text of an ATX heading: a closing run of `#` (`Use queues ##`), which
+    CommonMark would leave out of the heading, gets a backslash before it."""
+    line = one_line(text)
+    closing = _CLOSING_SEQUENCE.search(line)
+    return line if closing is None else line[: closing.start(1)] + "\\" + line[closing.start(1) :]
+
+
+def _opens_structure(start: str) -> bool:
+    """Whether `start` (a line past its leading white space) starts a heading, a quote, a label or an
+    underline, as a reader sees it."""
+    start = unicodedata.normalize("NFKC", start)
     return start.startswith(_MARKERS) or _SETEXT_UNDERLINE.fullmatch(start) is not None
 
 
-def _escaped(line: str) -> str:
-    if not _opens_structure(line):
+def _opens_definition(line: str, at: int, label_ends_below: bool) -> bool:
+    """Whether the `[` at `at` could open a link reference definition: its label, which ends at the
+    first `]` no backslash escapes, ends in `]:` on this line, or does not end on it and could end
+    below (`label_ends_below`)."""
+    end = line.find("]", at)
+    while end != -1:
+        escapes = end
+        while line[escapes - 1] == "\\":
+            escapes -= 1
+        if (end - escapes) % 2 == 0:
+            return line.startswith(":", end + 1)
+        end = line.find("]", end + 1)
+    return label_ends_below
+
+
+def _opens_block(line: str, at: int, label_ends_below: bool) -> int | None:
+    """Where a backslash keeps `line`, read from `at`, from opening a CommonMark block that is not a
+    paragraph or a list item; None when it opens none. `label_ends_below`: a link label opened here
+    could end on a later line (`_opens_definition`).
+
+    A list item is left to open, since it stays under Canon's item, but what its content opens is
+    looked for past its marker (`- # x`, `1. ~~~`), an item of nothing but its marker loses it (what
+    follows would be the item's first block), and so does a marker followed by an indented code block.
+    Each marker is read once and every look past it is bounded or done once per line: linear.
+    """
+    rule_ends: dict[str, int] = {}
+    while True:
+        ch = line[at]
+        if ch in "*-_":
+            # A thematic break: three or more of one of `*-_` and spaces, to the end of the line.
+            if ch not in rule_ends:
+                rule_ends[ch] = len(line.rstrip(" " + ch))
+            if at >= rule_ends[ch] and line.count(ch, at) >= 3:
+                return at
+        if (
+            ch == ">"
+            or line.startswith(_FENCES, at)
+            or _ATX_HEADING.match(line, at)
+            or _HTML_BLOCK.match(line, at)
+            or (ch == "[" and _opens_definition(line, at, label_ends_below))
+        ):
+            return at
+        marker = _LIST_MARKER.match(line, at)
+        if marker is None:
+            return None
+        spaces = len(marker.group(2))
+        if marker.end() < len(line) and 0 < spaces < _CODE_AFTER_MARKER:
+            at = marker.end()
+            continue
+        if marker.end() < len(line) and spaces == 0:
+            return None  # `-x`, `1.5`: no marker
+        # An empty item, or one whose content is indented code: the marker (`\\-`, `1\\.`) is escaped.
+        return marker.end(1) - 1
+
+
+def _escaped(line: str, label_ends_below: bool = False) -> str:
+    """`line` with a backslash before what would open a block of its own (docs/compiler.md, "Untrusted
+    text"), or as it is."""
+    start = line.lstrip()
+    if not start:
         return line
-    rest = line.lstrip()
-    return line[: len(line) - len(rest)] + "\\" + rest
+    at = len(line) - len(start)
+    found = at if _opens_structure(start) else _opens_block(line, at, label_ends_below)
+    return line if found is None else line[:found] + "\\" + line[found:]
+
+
+def _item_columns(line: str, at: int, *, interrupting: bool) -> list[int]:
+    """The columns where the content of each list item `line` opens at `at` starts (`- 1. x`: two).
+    `interrupting`: the line follows a line of text, which only a bullet or `1.` interrupts."""
+    columns: list[int] = []
+    while (marker := _LIST_MARKER.match(line, at)) and marker.group(2) and marker.end() < len(line):
+        if interrupting and not columns and marker.group(1)[:-1] not in ("", "1"):
+            break
+        at = marker.end()
+        columns.append(at)
+    return columns
+
+
+def _rendered(lines: list[str], indent: str, own_line: bool) -> list[str]:
+    """`lines` escaped (`_escaped`), those after the first indented by `indent` (with `own_line`, the
+    first one too), blank ones empty.
+
+    A line that could start a block by its indentation alone, one after a blank line or one opening a
+    list item, starts with a no-break space instead of its first space when its own indentation is
+    deep enough for an indented code block: past Canon's column when no list item of the text takes
+    it, past the content of the innermost one that does (`items`, the columns where the content of
+    each list item the text has opened and not left starts). CommonMark counts only spaces as
+    indentation, so the line is text, and it reads the same.
+    """
+    # For each line, whether a link label opened there could end on a later line: one of its paragraph
+    # holds `]:`, or its paragraph runs to the end of the block, where Canon's next line may go on with it.
+    labels_below = [False] * len(lines)
+    below = True
+    for number in range(len(lines) - 1, -1, -1):
+        labels_below[number] = below
+        below = (below or "]:" in lines[number]) if lines[number].strip() else False
+    rendered: list[str] = []
+    items: list[int] = []
+    after_blank = False
+    for number, (line, label_ends_below) in enumerate(zip(lines, labels_below, strict=True)):
+        if number == 0 and not own_line:
+            # It follows Canon's label, or a line of Canon's paragraph: it opens no list item.
+            rendered.append(_escaped(line, label_ends_below))
+            continue
+        if not line.strip():
+            rendered.append("")
+            after_blank = True
+            continue
+        line = _escaped(line, label_ends_below)
+        own = len(line) - len(line.lstrip(" "))
+        while items and items[-1] > own:
+            items.pop()
+        # A list item's marker, whether or not it opens one here: some parsers read it as the end of
+        # the innermost item's text even where it does not.
+        marker = _LIST_MARKER.match(line, own)
+        deep = own - items[-1] >= _CODE_INDENT_IN_ITEM if items else own >= _CODE_INDENT
+        if deep and (after_blank or (marker is not None and marker.group(2))):
+            line = "\u00a0" + line[1:]
+            items = []
+        else:
+            items += _item_columns(line, own, interrupting=not after_blank)
+        rendered.append(indent + line)
+        after_blank = False
+    return rendered
 
 
 # `block` remembers what it rendered for this many texts of at most BLOCK_CACHED_LENGTH characters: a
@@ -123,17 +274,23 @@ BLOCK_CACHE_SIZE = 2048
 BLOCK_CACHED_LENGTH = 4096
 
 
-def block(text: str, indent: str = "  ") -> str:
+def block(text: str, indent: str = "  ", *, own_line: bool = False) -> str:
     """A multi-line value under its item: cleaned, blank lines at either end left out, every line
-    after the first indented. A line that would start a heading (`#` or its fullwidth form, after any
-    indentation), a quote (`>`), a `**Label:**` or a setext underline gets a backslash before its
-    marker, the first line too."""
+    after the first indented; with `own_line`, for a value Canon puts on a line of its own below a
+    line of its text, the first line too.
+
+    No line opens a block of CommonMark's but a list item. A line that would start a heading (`#` or
+    its fullwidth form, after any indentation), a quote (`>`), a `**Label:**` or a setext underline
+    gets a backslash before its marker, the first line too; so does one that would open a code fence,
+    an HTML block, a thematic break or a link reference definition, there or past a list item's
+    marker. A line that its own indentation would make indented code starts with a no-break space
+    (`_rendered`)."""
     if len(text) <= BLOCK_CACHED_LENGTH:
-        return _block_cached(text, indent)
-    return _block(text, indent)
+        return _block_cached(text, indent, own_line)
+    return _block(text, indent, own_line)
 
 
-def _block(text: str, indent: str) -> str:
+def _block(text: str, indent: str, own_line: bool) -> str:
     lines = clean(text).split("\n")
     while lines and not lines[-1].strip():
         lines.pop()
@@ -141,9 +298,7 @@ def _block(text: str, indent: str) -> str:
         lines.pop(0)
     if not lines:
         return ""
-    rendered = [_escaped(lines[0])]
-    rendered += [indent + _escaped(line) if line.strip() else "" for line in lines[1:]]
-    return "\n".join(rendered)
+    return "\n".join(_rendered(lines, indent, own_line))
 
 
 _block_cached = functools.lru_cache(maxsize=BLOCK_CACHE_SIZE)(_block)

@@ -544,7 +544,7 @@ def test_untrusted_values_never_change_the_shape_of_the_block(db, decisions, mem
     canon = [line for line in headings(result.text) if line in CANON_HEADINGS]
     titles = [line for line in headings(result.text) if line not in CANON_HEADINGS]
     assert len(canon) == len(set(canon))
-    assert titles == [f"### {untrusted.one_line(title)}" for title, *_ in decisions]
+    assert titles == [f"### {untrusted.heading(title)}" for title, *_ in decisions]
     assert all(line.startswith("#") for line in canon + titles)
 
     note = context.BOUNDARIES_HEADING.split("\n")[1]

@@ -7,6 +7,7 @@ import unicodedata
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from markdown_it import MarkdownIt
 
 from ledger import context, untrusted
 from ledger.untrusted import block, clean, flags, one_line
@@ -111,6 +112,128 @@ def test_block_with_a_custom_indent():
 
 def test_block_of_nothing_visible_is_empty():
     assert block("\u200b\n \n\u202e") == ""
+
+
+# --- CommonMark: no line of a block opens a block of its own but a list item ---------------------
+
+MARKDOWN = MarkdownIt("commonmark")
+
+
+def shaping_blocks(text: str) -> list[str]:
+    """The headings, code blocks, HTML blocks and thematic breaks in `block(text)` wherever Canon puts a
+    block: after a line of its own at the top level, under a memory's item and under an episode's."""
+    placed = [
+        f"**Type:** scope\n{block(text)}\n",
+        f"- [core] {block(text)}\n- [core] next\n",
+        f"- [episode, failed] {block(text, indent='    ')}\n  Feedback: none\n",
+    ]
+    kinds = ("heading_open", "fence", "code_block", "html_block", "hr")
+    return [token.type for markdown in placed for token in MARKDOWN.parse(markdown) if token.type in kinds]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "a\n<!-- the rest is hidden",
+        "a\n<div>",
+        "a\n<script>",
+        "a\n<?php echo 1;",
+        "a\n<![CDATA[x",
+        "a\n<!DOCTYPE html>",
+        "a\n\n<custom-tag>",
+        "a\n\n</custom-tag>",
+        "a\n   <pre>",
+    ],
+)
+def test_block_opens_no_html_block(text):
+    assert shaping_blocks(text) == []
+
+
+@pytest.mark.parametrize("text", ["a\n```", "a\n~~~", "a\n`````py", "a\n   ~~~~~~", "a\n\n```\n## Memory"])
+def test_block_opens_no_code_fence(text):
+    assert shaping_blocks(text) == []
+
+
+@pytest.mark.parametrize("text", ["a\n* * *", "a\n- - -", "a\n_ _ _", "a\n-- -", "a\n  *  *  *  "])
+def test_block_draws_no_thematic_break(text):
+    assert shaping_blocks(text) == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "a\n- # x",
+        "a\n1. ## x",
+        "a\n- ```",
+        "a\n\n2) ~~~",
+        "a\n* <div>",
+        "a\n- * * *",
+        "a\n- - - x\n  - - ***",
+        "a\n+ > x\n  - ---",
+    ],
+)
+def test_block_opens_nothing_past_a_list_marker(text):
+    assert shaping_blocks(text) == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "a\n\n    code",
+        "a\n\n  code",
+        "a\n-     code",
+        "a\n1.     code",
+        "a\n*\n\n        code",
+        "a\n- b\n\n        code",
+        "a\n - - b\n  - c",
+        "a\n - - b\n  2) c",
+    ],
+)
+def test_block_opens_no_indented_code_block(text):
+    assert shaping_blocks(text) == []
+
+
+@pytest.mark.parametrize("text", ["a\n\n[core]: /x", "a\n\n- [core]: /x", "a\n\n[\ncore]: /x", "a\n\n[core"])
+def test_block_defines_no_link_reference(text):
+    for markdown in (f"- [core] {block(text)}\n", f"- [core] {block(text)}\n**Summary:** x]: /y\n"):
+        env: dict = {}
+        MARKDOWN.parse(markdown, env)
+        assert env.get("references", {}) == {}
+
+
+@pytest.mark.parametrize(
+    ("text", "rendered"),
+    [
+        ("a\n<!-- x", "a\n  \\<!-- x"),
+        ("a\n```", "a\n  \\```"),
+        ("a\n* * *", "a\n  \\* * *"),
+        ("a\n- # x", "a\n  - \\# x"),
+        ("a\n-     code", "a\n  \\-     code"),
+        ("a\n1.", "a\n  1\\."),
+        ("a\n[x]: /u", "a\n  \\[x]: /u"),
+    ],
+)
+def test_block_escapes_the_character_that_would_open_a_block(text, rendered):
+    assert block(text) == rendered
+
+
+def test_block_starts_an_indented_line_after_a_blank_one_with_a_no_break_space():
+    assert block("a\n\n    code") == "a\n\n  \u00a0   code"
+
+
+def test_block_on_its_own_line_indents_and_checks_the_first_line_too():
+    assert block("    - b\n- c", own_line=True) == "  \u00a0   - b\n  - c"
+
+
+@pytest.mark.parametrize(
+    ("title", "shown"),
+    [
+        ("Use queues ##", "Use queues \\##"),
+        ("#", "\\#"),
+    ],
+)
+def test_heading_keeps_a_closing_run_of_hashes_in_the_text(title, shown):
+    assert untrusted.heading(title) == shown
 
 
 def test_flags_name_what_is_hidden_or_imitated():

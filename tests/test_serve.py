@@ -149,7 +149,7 @@ def test_graceful_restart_under_load_loses_no_request(project):
 
     On a busy machine the new workers may also take a moment to accept: a connection refused then
     carries no request at all, and the client connects again. Refusals happen only while the workers
-    are being replaced, never before the signal nor once the new workers are up."""
+    are being replaced, never before the signal nor a second after the new workers accept."""
     clients = 4
     secrets = [token(project, agent=f"agent-{n}") for n in range(clients)]
     answers: list[int | str] = []
@@ -201,6 +201,14 @@ def test_graceful_restart_under_load_loses_no_request(project):
             if len(now) == 2 and not now & before:
                 break
             time.sleep(0.2)
+        # Up means accepting: a new worker's process exists some time before it listens (longer on a busy
+        # machine), and the old ones are gone, so a connection accepted now is a new worker's.
+        while time.monotonic() < deadline:
+            try:
+                httpx2.get(f"{restarting.url}/login/", timeout=5)
+                break
+            except httpx2.ConnectError:
+                time.sleep(0.01)
         replaced = time.monotonic()
         time.sleep(1)  # the new workers serve for a while too
         stop.set()

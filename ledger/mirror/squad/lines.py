@@ -27,10 +27,18 @@ class Text:
 
     `section` is used by history.md only: the heading text of the section the text stands in, "" before
     any (a section's heading line stands in the section it opens).
+
+    `reason` says why the text is not a row, in words a person can act on ("preamble", "untyped section
+    'Team'", "separator"); "" when the parser gave none. A heading whose section's entries became rows
+    has the reason `HEADING_OF_ROWS`: its words are the rows' type, so it counts as read.
     """
 
     text: str
     section: str = ""
+    reason: str = ""
+
+
+HEADING_OF_ROWS = "heading of the rows below it"
 
 
 def _split_lines(text: str) -> tuple[list[str], list[str]]:

@@ -43,8 +43,8 @@ class MirrorCommand(BaseCommand):
             self.stdout.flush()
 
     def per_file(self, details: dict[str, Any]) -> None:
-        """One line per file that was adopted, merged, indexed, proposed, retired, backed up, kept,
-        skipped or in conflict."""
+        """One line per file that was adopted, merged, indexed, proposed, retired, archived, edited,
+        cleaned, read, backed up, kept, skipped or in conflict."""
         for label, key, field in (
             ("adopted", "adopted", "what"),
             ("merged", "merged", "what"),
@@ -53,6 +53,10 @@ class MirrorCommand(BaseCommand):
             ("retired", "retired", "what"),
             ("proposed", "proposed", "what"),
             ("withdrawn", "withdrawn", "what"),
+            ("archived", "archived", "what"),
+            ("edited", "edited", "what"),
+            ("cleaned", "cleaned", "what"),
+            ("read", "lines", "what"),
             ("backed up", "backed_up", "backup"),
             ("kept", "kept", "reason"),
             ("warning", "skipped", "reason"),

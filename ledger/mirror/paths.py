@@ -33,6 +33,11 @@ class Layout:
         return f"{self.team}/decisions.md"
 
     @property
+    def decisions_archive(self) -> str:
+        """Where Squad's `nap` moves blocks older than 30 days once the log passes 20 KB."""
+        return f"{self.team}/decisions-archive.md"
+
+    @property
     def inbox(self) -> str:
         return f"{self.team}/decisions/inbox"
 

@@ -64,6 +64,13 @@ class ImportReport:
     retired: list[tuple[str, str]] = field(default_factory=list)
     proposed: list[tuple[str, str]] = field(default_factory=list)
     withdrawn: list[tuple[str, str]] = field(default_factory=list)
+    # Decisions whose blocks Squad's `nap` moved to `decisions-archive.md` (archived in the ledger),
+    # memories whose lines someone edited in place (the edited text supersedes them), control
+    # characters dropped from a file before it was read, and how much of each file became rows.
+    archived: list[tuple[str, str]] = field(default_factory=list)
+    edited: list[tuple[str, str]] = field(default_factory=list)
+    cleaned: list[tuple[str, str]] = field(default_factory=list)
+    lines: list[tuple[str, str]] = field(default_factory=list)
     # How many of `skipped` are notes files.
     notes_skipped: int = 0
     dry_run: bool = False
@@ -87,6 +94,10 @@ class ImportReport:
             "retired": _pairs(self.retired, "what"),
             "proposed": _pairs(self.proposed, "what"),
             "withdrawn": _pairs(self.withdrawn, "what"),
+            "archived": _pairs(self.archived, "what"),
+            "edited": _pairs(self.edited, "what"),
+            "cleaned": _pairs(self.cleaned, "what"),
+            "lines": _pairs(self.lines, "what"),
         }
 
     def summary(self) -> str:

@@ -17,7 +17,14 @@ and compare-and-set updates whose row count is checked.
 
 from __future__ import annotations
 
-from ledger.services.adoption import Adopted, adopted_agent_name, decisions_adopt, memories_adopt
+from ledger.services.adoption import (
+    Adopted,
+    adopted_agent_name,
+    decisions_adopt,
+    decisions_archived_outside,
+    memories_adopt,
+    memories_edited_outside,
+)
 from ledger.services.compilations import compilation_record, compilations_prune
 from ledger.services.decisions import (
     decision_archive,
@@ -115,6 +122,7 @@ __all__ = [
     "decision_supersede",
     "decision_update",
     "decisions_adopt",
+    "decisions_archived_outside",
     "decisions_retype",
     "entry_edit",
     "entry_flags",
@@ -130,6 +138,7 @@ __all__ = [
     "episode_record",
     "invalid",
     "memories_adopt",
+    "memories_edited_outside",
     "memory_archive",
     "memory_dismiss_similar",
     "memory_edit",

@@ -18,6 +18,7 @@ from ledger.models import (
     DecisionStatus,
     DecisionType,
     Importance,
+    MemoryStatus,
     MemoryType,
     Project,
     Source,
@@ -142,3 +143,50 @@ def memories_adopt(
         AgentMemory.objects.bulk_create(memories, batch_size=500)
         audit_many(project=project, objects=memories, action="adopt", detail={"file": origin})
         return memories
+
+
+def decisions_archived_outside(
+    *, project: Project, decision_ids: Sequence[int], origin: str
+) -> list[Decision]:
+    """Active decisions whose blocks someone moved out of the log into an archive file (Squad's `nap`
+    moves blocks older than 30 days into `decisions-archive.md`): archived, each audited with the file.
+    Decisions no longer active are left as they are. Returns the decisions archived."""
+    with transaction.atomic():
+        decisions = list(
+            Decision.objects.select_for_update().filter(
+                project=project, pk__in=list(decision_ids), status=DecisionStatus.ACTIVE
+            )
+        )
+        now = timezone.now()
+        Decision.objects.filter(pk__in=[d.pk for d in decisions], status=DecisionStatus.ACTIVE).update(
+            status=DecisionStatus.ARCHIVED, status_changed_at=now, updated_at=now
+        )
+        for decision in decisions:
+            decision.status = DecisionStatus.ARCHIVED
+        audit_many(project=project, objects=decisions, action="archive", detail={"file": origin})
+        return decisions
+
+
+def memories_edited_outside(
+    *, project: Project, replaced: Sequence[tuple[AgentMemory, AgentMemory]], origin: str
+) -> list[tuple[AgentMemory, AgentMemory]]:
+    """Memories whose lines someone edited in place in their file (Squad's `scrub-emails` removing an
+    address, a person fixing a typo): each `(old, new)` pair's old memory, if still active, is
+    superseded by the new one adopted from the edited line, and audited with the file. Returns the pairs
+    that were superseded."""
+    done = []
+    with transaction.atomic():
+        for old, new in replaced:
+            won = AgentMemory.objects.filter(pk=old.pk, status=MemoryStatus.ACTIVE).update(
+                status=MemoryStatus.SUPERSEDED, superseded_by=new, updated_at=timezone.now()
+            )
+            if won:
+                old.status, old.superseded_by = MemoryStatus.SUPERSEDED, new
+                done.append((old, new))
+        audit_many(
+            project=project,
+            objects=[old for old, _ in done],
+            action="supersede",
+            detail={"file": origin, "edited outside Canon": True},
+        )
+    return done

@@ -253,9 +253,24 @@ def test_role_in_parentheses_is_removed_from_the_author():
     assert block_titled("Keep tide readings in UTC").author == "Marlow"
 
 
-def test_dash_author_in_the_heading_is_read_and_left_out_of_the_title():
-    block = blocks_of("### 2026-03-01 — Juno: colour tokens\nText.\n")[0]
+def test_dash_author_naming_a_known_person_is_read_and_left_out_of_the_title():
+    parts = squad.parse_decisions("### 2026-03-01 — Juno: colour tokens\nText.\n", known_people=["juno"])
+    block = next(part for part in parts if isinstance(part, Block))
     assert (block.author, block.title) == ("Juno", "colour tokens")
+
+
+def test_dash_part_naming_nobody_known_stays_in_the_title():
+    block = blocks_of("### 2026-03-01 — Release process: option (a)\nText.\n")[0]
+    assert (block.author, block.title) == ("", "Release process: option (a)")
+
+
+def test_a_name_signed_elsewhere_in_the_log_is_known():
+    text = "### 2026-03-01 — Juno: colour tokens\nText.\n\n### 2026-03-02: Fonts\n**By:** Juno (UI)\n"
+    assert [(b.author, b.title) for b in blocks_of(text)] == [("Juno", "colour tokens"), ("Juno", "Fonts")]
+
+
+def test_colon_in_a_dated_title_is_kept():
+    assert blocks_of("### 2026-03-01: Bump SDK: 0.9.4\n**By:** Kestrel\n")[0].title == "Bump SDK: 0.9.4"
 
 
 def test_date_field_with_a_time_refines_a_date_only_heading():
@@ -322,9 +337,15 @@ def test_separator_line_ends_a_block_and_stands_in_the_text_after_it():
     assert parts[2].text == "\n---\n\n"
 
 
-def test_separator_with_trailing_spaces_is_a_boundary():
-    text = "### 2026-03-01: One\nbody\n---   \nloose text\n"
-    assert blocks_of(text)[0].text == "### 2026-03-01: One\nbody\n"
+def test_separator_line_inside_a_block_stays_in_it():
+    text = "### 2026-03-01: One\nbody\n---   \nmore of the same decision\n"
+    assert parts_of(text) == [blocks_of(text)[0]]
+    assert blocks_of(text)[0].text == text
+
+
+def test_separator_with_trailing_spaces_before_the_next_block_is_separator_text():
+    parts = parts_of("### 2026-03-01: One\nbody\n---   \n### 2026-03-02: Two\n")
+    assert parts[1] == Text("---   \n", reason="separator")
 
 
 def test_longer_rule_is_not_a_separator():
@@ -436,7 +457,9 @@ def test_empty_file_has_no_parts():
 
 
 def test_file_without_blocks_is_one_text():
-    assert parts_of("# Squad Decisions\n\nNothing yet.\n") == [Text("# Squad Decisions\n\nNothing yet.\n")]
+    assert parts_of("# Squad Decisions\n\nNothing yet.\n") == [
+        Text("# Squad Decisions\n\nNothing yet.\n", reason="preamble")
+    ]
 
 
 def test_parse_decisions_is_fast_on_a_2500_line_log():
@@ -454,6 +477,9 @@ def test_parse_decisions_is_fast_on_a_2500_line_log():
         "## heading\n\n" * 10_000,
         "### 2026-03-01: x\n" * 10_000,
         "# Decision: x\n---\n### 2026-01-01: y\n" * 5_000,
+        "## 2026-06-08\n" + "### Decided at the review\n" * 10_000,
+        "# Decision: x\n" + "### 2026-01-01: y\n**By:** Juno\n" * 5_000,
+        "## Superseded\n\n" * 10_000 + "### 2026-01-01: y\n",
     ],
 )
 def test_parse_decisions_stays_linear_on_pathological_input(text):
@@ -504,52 +530,95 @@ def test_render_block_writes_squad_style():
         type="technical",
         status="Active",
         note="**Archived.**",
+        ref=42,
     )
     assert text == (
-        "### 2026-03-02: Cache tide tables\n**By:** Marlow\n**Type:** technical\n**Status:** Active\n\n"
-        "Cache for a day.\n\n**Archived.**\n"
+        "### 2026-03-02: Cache tide tables (14:05:00Z, #42)\n**By:** Marlow\n**Type:** technical\n"
+        "**Status:** Active\n\nCache for a day.\n\n**Archived.**\n"
     )
 
 
-def test_render_block_leaves_out_empty_type_status_and_note():
+def test_render_block_leaves_out_empty_type_status_note_and_id():
     text = squad.render_block(date=WHEN, title="T", author="Juno", body="Body.")
-    assert text == "### 2026-03-02: T\n**By:** Juno\n\nBody.\n"
+    assert text == "### 2026-03-02: T (14:05:00Z)\n**By:** Juno\n\nBody.\n"
+
+
+def test_render_block_writes_the_date_and_time_in_utc():
+    pacific = datetime(2026, 3, 1, 22, 30, 15, 999_999, tzinfo=timezone(timedelta(hours=-8)))
+    text = squad.render_block(date=pacific, title="Late call", author="Juno", body="b", ref=7)
+    assert text.startswith("### 2026-03-02: Late call (06:30:15Z, #7)\n")
 
 
 def test_render_block_makes_the_title_one_line():
     text = squad.render_block(date=WHEN, title="Two\nlines\r\n", author="Juno", body="b")
-    assert text.startswith("### 2026-03-02: Two lines\n")
+    assert text.startswith("### 2026-03-02: Two lines (14:05:00Z)\n")
 
 
-def test_render_block_escapes_boundaries_in_the_body():
-    body = "---\n### 2026-01-01: fake\n# Decision: fake\n## Aside\n**By:** someone"
+def test_render_block_demotes_body_headings_and_keeps_rules_as_written():
+    body = "---\n### 2026-01-01: not a block\n# Decision: not one either\n## Aside\n**By:** someone"
     text = squad.render_block(date=WHEN, title="T", author="Juno", body=body)
-    assert "\\---\n\\### 2026-01-01: fake\n\\# Decision: fake\n\\## Aside\n**By:** someone\n" in text
+    assert text.endswith(
+        "\n---\n###### 2026-01-01: not a block\n#### Decision: not one either\n##### Aside\n**By:** someone\n"
+    )
+    assert "\\" not in text
 
 
-def test_render_block_leaves_ordinary_sub_headings_alone():
-    text = squad.render_block(date=WHEN, title="T", author="Juno", body="## Context\nWhy we did it.")
-    assert "\n## Context\n" in text
+def test_render_block_demotes_sub_headings_to_level_four_keeping_their_distance():
+    body = "## Context\nWhy we did it.\n### Detail\nMore.\n##### Deep\n###### Deepest"
+    text = squad.render_block(date=WHEN, title="T", author="Juno", body=body)
+    assert "\n#### Context\nWhy we did it.\n##### Detail\nMore.\n###### Deep\n###### Deepest\n" in text
+
+
+def test_render_block_leaves_headings_at_level_four_or_deeper_alone():
+    body = "#### Context\n##### Detail"
+    assert squad.render_block(date=WHEN, title="T", author="Juno", body=body).endswith("\n" + body + "\n")
+
+
+def test_render_block_demotes_a_heading_indented_by_up_to_three_spaces():
+    body = "   ## Context\n    ## indented code, not a heading"
+    text = squad.render_block(date=WHEN, title="T", author="Juno", body=body)
+    assert text.endswith("\n   #### Context\n    ## indented code, not a heading\n")
 
 
 def test_render_block_leaves_fenced_code_alone():
-    body = "```\n---\n### 2026-01-01: in code\n```"
+    body = "```\n---\n### 2026-01-01: in code\n# Decision: in code\n```"
     text = squad.render_block(date=WHEN, title="T", author="Juno", body=body)
     assert body in text
 
 
+def test_render_block_closes_fenced_code_the_body_leaves_open():
+    text = squad.render_block(date=WHEN, title="T", author="Juno", body="~~~~sh\nmake", note="**Note.**")
+    assert text.endswith("\n~~~~sh\nmake\n~~~~\n\n**Note.**\n")
+
+
+def test_render_block_drops_a_rule_at_its_very_end():
+    text = squad.render_block(date=WHEN, title="T", author="Juno", body="Body.\n\n---\n\n---\n")
+    assert text.endswith("\n\nBody.\n")
+
+
 def test_render_block_parses_back_to_its_fields():
     text = squad.render_block(
-        date=WHEN, title="Cache tide tables", author="Marlow", body="Cache.\n\nFor a day.", type="process"
+        date=WHEN,
+        title="Cache tide tables",
+        author="Marlow",
+        body="Cache.\n\nFor a day.",
+        type="process",
+        ref=3,
     )
     block = blocks_of(text)[0]
     assert (block.title, block.author, block.type, block.date, block.body) == (
         "Cache tide tables",
         "Marlow",
         "process",
-        datetime(2026, 3, 2, tzinfo=UTC),
+        datetime(2026, 3, 2, 14, 5, tzinfo=UTC),
         "**By:** Marlow\n**Type:** process\n\nCache.\n\nFor a day.",
     )
+
+
+def test_render_block_title_starting_with_decision_parses_back():
+    text = squad.render_block(date=WHEN, title="Decision: pin the SDK", author="Marlow", body="b", ref=5)
+    assert text.startswith("### 2026-03-02: Decision: Decision: pin the SDK (14:05:00Z, #5)\n")
+    assert blocks_of(text)[0].title == "Decision: pin the SDK"
 
 
 def test_render_block_appended_after_a_separator_keeps_the_log_blocks():
@@ -565,22 +634,25 @@ def test_parse_history_is_lossless():
     assert joined(history_parts(HISTORY)) == HISTORY
 
 
-def test_untyped_sections_are_text():
-    assert all(entry.section not in ("Project Context", "Notes") for entry in entries_of(HISTORY))
+def test_untyped_sections_are_text_and_project_context_is_core_context():
+    assert all(entry.section != "Notes" for entry in entries_of(HISTORY))
+    assert {e.type for e in entries_of(HISTORY) if e.section == "Project Context"} == {"core_context"}
 
 
 def test_text_carries_the_section_it_stands_in():
     notes = [part for part in history_parts(HISTORY) if isinstance(part, Text) and part.section == "Notes"]
-    assert notes == [Text("## Notes\n\n- this section is not typed\n", "Notes")]
+    assert notes == [Text("## Notes\n\n- this section is not typed\n", "Notes", "untyped section 'Notes'")]
 
 
 def test_text_before_any_section_has_an_empty_section():
-    assert history_parts("intro\n# Project Context\n")[0] == Text("intro\n", "")
+    assert history_parts("intro\n# Project Context\n")[0] == Text("intro\n", "", "preamble")
 
 
 def test_bullets_in_core_context_are_core_context_entries():
     core = [e for e in entries_of(HISTORY) if e.type == "core_context"]
     assert [e.content for e in core] == [
+        "**Project:** Harbourmaster — berth booking for small marinas.",
+        "**Stack:** Python, Django, HTMX.",
         "**My role:** Backend. I own the booking engine.",
         "**Hard rule:** bookings never overlap; the database enforces it.",
     ]
@@ -588,10 +660,11 @@ def test_bullets_in_core_context_are_core_context_entries():
 
 def test_pin_lines_are_update_entries_keeping_their_date():
     updates = [e for e in entries_of(HISTORY) if e.type == "update"]
-    assert [e.content for e in updates] == [
-        "2026-03-02 — Booking API v3 frozen; mobile builds on it.",
-        "2026-03-04 — Tide tables now cached for a day.",
+    assert [(e.content, e.date) for e in updates] == [
+        ("Booking API v3 frozen; mobile builds on it.", datetime(2026, 3, 2, tzinfo=UTC)),
+        ("Tide tables now cached for a day.", datetime(2026, 3, 4, tzinfo=UTC)),
     ]
+    assert updates[0].text == "📌 2026-03-02 — Booking API v3 frozen; mobile builds on it.\n"
 
 
 def test_paragraphs_in_learnings_are_learning_entries():
@@ -614,9 +687,10 @@ def test_numbered_bullet_is_an_entry():
 
 
 def test_fenced_code_is_never_split_and_holds_no_section():
-    code = next(e for e in entries_of(HISTORY) if e.text.startswith("```python"))
-    assert code.text.endswith("y = 2\n```\n")
-    assert code.type == "learning"
+    older = next(e for e in entries_of(HISTORY) if e.text.startswith("### Older"))
+    assert older.text.endswith("y = 2\n```\n") and "## Learnings\nx = " in older.text
+    assert older.type == "learning"
+    assert not any(e.section == "Learnings" and e.text.startswith("x = ") for e in entries_of(HISTORY))
 
 
 def test_patterns_section_gives_pattern_entries():
@@ -624,10 +698,10 @@ def test_patterns_section_gives_pattern_entries():
     assert [(e.type, e.content) for e in patterns] == [("pattern", "Prefer idempotent handlers. 🚤")]
 
 
-def test_sub_headings_rules_and_comments_are_text():
+def test_rules_and_comments_are_text_and_a_sub_heading_opens_an_entry():
     texts = "".join(p.text for p in history_parts(HISTORY) if isinstance(p, Text))
     assert "<!-- Append new learnings below. -->" in texts
-    assert "### Older" in texts
+    assert "### Older" not in texts
     assert "\n---\n" in texts
 
 
@@ -672,9 +746,9 @@ def test_right_to_left_text_is_kept_verbatim():
 # --- history.md: rendering ----------------------------------------------------------------------------
 
 
-def test_render_entry_writes_a_bullet_with_indented_continuation():
+def test_render_entry_writes_a_dated_bullet_with_indented_continuation():
     text = squad.render_entry(type="learning", content="First line\n\nsecond line", date=WHEN)
-    assert text == "- First line\n  \n  second line\n"
+    assert text == "- 2026-03-02 — First line\n  \n  second line\n"
 
 
 def test_render_entry_writes_an_update_as_a_dated_pin():
@@ -807,7 +881,7 @@ def test_rationale_field_with_continuation_is_taken_out():
     text = "# Decision: Use tabs\n**By:** Juno\n\nTabs everywhere.\n\n**Rationale:** Fewer bytes,\nfewer arguments.\n"
     proposal = squad.parse_native_proposal("juno-tabs.md", text, AGENTS)
     assert proposal.rationale == "Fewer bytes,\nfewer arguments."
-    assert proposal.content == "# Decision: Use tabs\n**By:** Juno\n\nTabs everywhere."
+    assert proposal.content == "Tabs everywhere."
 
 
 def test_date_from_a_compact_file_name_timestamp():
@@ -821,8 +895,8 @@ def test_unknown_type_is_empty_and_entry_types_are_accepted():
 
 
 def test_proposal_content_uses_lf_and_drops_the_byte_order_mark():
-    proposal = squad.parse_native_proposal("x.md", "\ufeff# T\r\n\r\nBody.\r\n", AGENTS)
-    assert proposal.content == "# T\n\nBody."
+    proposal = squad.parse_native_proposal("x.md", "\ufeffBody,\r\nsecond line.\r\n\r\n- Más\r\n", AGENTS)
+    assert proposal.content == "Body,\nsecond line.\n\n- Más"
 
 
 def test_fenced_rationale_heading_is_not_a_rationale():

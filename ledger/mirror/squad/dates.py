@@ -35,10 +35,15 @@ _ZONE_NAMES = {
 }
 _ZONE_WORDS = "|".join(sorted([*_ZONE_OFFSETS, *_ZONE_NAMES], key=len, reverse=True))
 _DATE = re.compile(
-    r"(\d{4})-(\d{2})-(\d{2})(?!\d)"
-    r"(?:(?:T|[ \t]+)(\d{1,2}):(\d{2})(?::(\d{2})(?:[.,](\d{1,9}))?)?(?!\d)"
-    r"(?:[ \t]*(Z|[+-]\d{2}(?::?\d{2})?)(?!\d))?)?"
-    rf"(?:[ \t]*\(?({_ZONE_WORDS})\)?(?![A-Za-z0-9]))?"
+    r"(?P<year>\d{4})-(?P<month>\d{2})-(?P<day>\d{2})(?!\d)"
+    r"(?:"
+    # Squad's `squad_decide` writes UTC times with '-' for ':' (`2026-11-26T11-04-35`)
+    r"T(?P<dashed_hour>\d{2})-(?P<dashed_minute>\d{2})-(?P<dashed_second>\d{2})(?!\d)"
+    r"|(?:T|[ \t]+)(?P<hour>\d{1,2}):(?P<minute>\d{2})"
+    r"(?::(?P<second>\d{2})(?:[.,](?P<fraction>\d{1,9}))?)?(?!\d)"
+    r"(?:[ \t]*(?P<offset>Z|[+-]\d{2}(?::?\d{2})?)(?!\d))?"
+    r")?"
+    rf"(?:[ \t]*\(?(?P<word>{_ZONE_WORDS})\)?(?![A-Za-z0-9]))?"
 )
 _COMPACT_DATE = re.compile(r"(?<!\d)(\d{4})-?(\d{2})-?(\d{2})(?:T(\d{2})(\d{2})(\d{2})(Z)?)?(?!\d)")
 
@@ -68,26 +73,31 @@ def _zone(offset: str | None, word: str | None) -> tzinfo:
 def _date_from(matched: re.Match[str]) -> tuple[datetime | None, bool]:
     """The aware datetime a `_DATE` match stands for (None when it is not a real date), and whether it
     carries a time of day."""
-    year, month, day, hour, minute, second, fraction, offset, word = matched.groups()
+    found = matched.groupdict()
+    year, month, day = int(found["year"]), int(found["month"]), int(found["day"])
     try:
-        if hour is None:
-            return datetime(int(year), int(month), int(day), tzinfo=UTC), False
+        if found["dashed_hour"] is not None:
+            hour, minute, second = (int(found[f"dashed_{unit}"]) for unit in ("hour", "minute", "second"))
+            return datetime(year, month, day, hour, minute, second, tzinfo=UTC), True
+        if found["hour"] is None:
+            return datetime(year, month, day, tzinfo=UTC), False
+        fraction = found["fraction"]
         micro = int(fraction[:6].ljust(6, "0")) if fraction else 0
         return (
             datetime(
-                int(year),
-                int(month),
-                int(day),
-                int(hour),
-                int(minute),
-                int(second or 0),
+                year,
+                month,
+                day,
+                int(found["hour"]),
+                int(found["minute"]),
+                int(found["second"] or 0),
                 micro,
-                tzinfo=_zone(offset, word),
+                tzinfo=_zone(found["offset"], found["word"]),
             ),
             True,
         )
     except (ValueError, OverflowError):
-        return None, hour is not None
+        return None, found["hour"] is not None or found["dashed_hour"] is not None
 
 
 def _date_and_time(value: str) -> tuple[datetime | None, bool]:
@@ -101,7 +111,8 @@ def parse_date(value: str) -> datetime | None:
     """Read a date as teams write it, or None (never raises).
 
     Accepts `2026-03-02`, `2026-03-02T14:05:11Z`, `2026-03-02T14:05:11-08:00`, `2026-03-02 14:05`,
-    `2026-03-02 14:05 PT` and `2026-02-27 PT` (a zone word without a time is ignored), with anything after
+    `2026-03-02 14:05 PT`, `2026-02-27 PT` (a zone word without a time is ignored) and Squad's
+    `squad_decide` timestamp `2026-11-26T11-04-35` (':' written as '-', always UTC), with anything after
     the date ignored. The result is aware: in the written offset or zone, UTC when none is written.
     """
     return _date_and_time(value)[0]

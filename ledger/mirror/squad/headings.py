@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from datetime import datetime
 
 from ledger.mirror.squad.dates import _DATE, _date_from
@@ -16,6 +17,8 @@ _AUTHOR_PART = re.compile(
 )
 _LEADING_SEPARATOR = re.compile(r"\A[ \t]*(?::|\u2014|\u2013|--?|\|)?[ \t]*")
 _AGENT_TOPIC = re.compile(r"([^\u2014\u2013:]{1,40}?)[ \t]+(?:\u2014|\u2013)[ \t]+\S")
+# Canon's own block headings end with the time in UTC and the decision's id: `(14:05:11Z, #42)`.
+_TIME_SUFFIX = re.compile(r"\(([0-9]{2}):([0-9]{2}):([0-9]{2})Z(?:, #[0-9]+)?\)")
 
 
 def _clean_person(raw: str) -> str:
@@ -40,9 +43,19 @@ def _looks_like_name(candidate: str) -> bool:
     return 0 < len(words) <= 4 and candidate.casefold() != "decision" and not candidate[0].isdigit()
 
 
-def _read_heading(text: str) -> tuple[str, str, datetime | None, bool]:
-    """(title, author, date, date has a time) of a heading's text: the date prefix, a `— Name:` part
-    after it, and a `Decision:` prefix removed."""
+def _known(names: Iterable[str]) -> frozenset[str]:
+    """People as `_read_heading` compares them: each cleaned as in a field, case-folded."""
+    return frozenset(cleaned.casefold() for name in names if (cleaned := _clean_person(name)))
+
+
+def _read_heading(text: str, known: frozenset[str] = frozenset()) -> tuple[str, str, datetime | None, bool]:
+    """(title, author, date, date has a time) of a heading's text.
+
+    Removed from the title, in order: a date prefix (any form `parse_date` reads); after it, either a
+    `— Name:` part when Name is one of `known` (from `_known`), which gives the author, or a single
+    `:`, em or en dash, `-`, `--` or `|` separator; a `Decision:` prefix; and, when the date has no time, the
+    `(HH:MM:SSZ)` or `(HH:MM:SSZ, #id)` suffix Canon writes, which gives the time (UTC).
+    """
     author = ""
     when: datetime | None = None
     timed = False
@@ -52,7 +65,7 @@ def _read_heading(text: str) -> tuple[str, str, datetime | None, bool]:
         when, timed = _date_from(matched)
         rest = rest[matched.end() :]
         byline = _AUTHOR_PART.match(rest)
-        if byline and _looks_like_name(byline.group(1)):
+        if byline and _clean_person(byline.group(1)).casefold() in known:
             author = _clean_person(byline.group(1))
             rest = byline.group(2)
         else:
@@ -60,4 +73,20 @@ def _read_heading(text: str) -> tuple[str, str, datetime | None, bool]:
     prefix = _DECISION_PREFIX.match(rest)
     if prefix:
         rest = rest[prefix.end() :]
-    return rest.strip(), author, when, timed
+    rest = rest.strip()
+    if when is not None and not timed:
+        when, timed, rest = _time_suffix(when, rest)
+    return rest, author, when, timed
+
+
+def _time_suffix(day: datetime, title: str) -> tuple[datetime, bool, str]:
+    """(date, has a time, title) once the `(HH:MM:SSZ[, #id])` suffix at the end of `title`, standing
+    alone or after white space, is read into `day`'s time; unchanged when there is none."""
+    opened = title.rfind("(")
+    suffix = _TIME_SUFFIX.fullmatch(title, opened) if opened >= 0 else None
+    if suffix is None or (opened and title[opened - 1] not in " \t"):
+        return day, False, title
+    hour, minute, second = (int(part) for part in suffix.groups())
+    if hour > 23 or minute > 59 or second > 59:
+        return day, False, title
+    return day.replace(hour=hour, minute=minute, second=second), True, title[:opened].rstrip(" \t")

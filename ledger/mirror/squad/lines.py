@@ -1,4 +1,5 @@
-"""The line machinery every Squad format shares: lines with their endings, fenced code, headings, fields."""
+"""The line machinery every Squad format shares: lines with their endings, fenced code, headings, fields,
+and the body of a block Canon writes (`_body_lines`, `_without_trailing_rules`)."""
 
 from __future__ import annotations
 
@@ -18,6 +19,8 @@ _BOLD_FIELD_START = re.compile(
 _FIELD = re.compile(
     r"[ \t]*(?:[-*+][ \t]+)?\*\*([A-Za-z][A-Za-z ]{0,30}?)[ \t]*(?::\*\*|\*\*[ \t]*:)[ \t]*(.*)\Z", re.DOTALL
 )
+# An ATX heading as Markdown reads it: up to three spaces, then 1-6 '#' and a space, a tab or the line end.
+_MARKDOWN_HEADING = re.compile(r"( {0,3})(#{1,6})(?=[ \t]|\Z)")
 _PLAIN_FIELD = re.compile(r"[ \t]*(?:[-*+][ \t]+)?(owner|date)[ \t]*:[ \t]*(.*)\Z", re.IGNORECASE | re.DOTALL)
 
 
@@ -151,3 +154,72 @@ def _strip_blank_lines(lines: list[str]) -> list[str]:
     while end > start and _is_blank(lines[end - 1]):
         end -= 1
     return lines[start:end]
+
+
+def _demoted(contents: list[str], mask: list[bool]) -> list[str]:
+    """`contents` with its headings moved down as Squad's `prepareInboxBodyForMerge` moves an inbox body
+    it puts under a `###` entry: the shallowest becomes `####`, the others keep their distance from it
+    (at most `######`); nothing moves when the shallowest is `####` or deeper.
+
+    A heading here is an ATX heading as Markdown reads it (up to three spaces before the '#'s); lines
+    inside fenced code (`mask`) are never changed.
+    """
+    found = [
+        (i, matched)
+        for i, content in enumerate(contents)
+        if not mask[i] and "#" in content[:4] and (matched := _MARKDOWN_HEADING.match(content))
+    ]
+    shift = 4 - min((len(matched.group(2)) for _, matched in found), default=4)
+    if shift <= 0:
+        return contents
+    out = list(contents)
+    for i, matched in found:
+        level = min(6, len(matched.group(2)) + shift)
+        out[i] = matched.group(1) + "#" * level + contents[i][matched.end() :]
+    return out
+
+
+def _body_lines(text: str) -> list[str]:
+    """`text` as the lines of a body Canon writes under a `###` heading of its own.
+
+    Line endings become "\\n" and surrounding blank lines go; headings outside fenced code are demoted
+    (`_demoted`) so that neither Canon's nor Squad's readers see a new block in them; fenced code the
+    text leaves open is closed by a line of the backticks or tildes that opened it, so it cannot run on
+    into what follows. Nothing else changes.
+    """
+    contents = _strip_blank_lines(_normalise_newlines(text).split("\n"))
+    if not contents:
+        return []
+    scan = _scan(contents)
+    contents = _demoted(contents, scan.mask)
+    last = len(contents) - 1
+    for start, end in scan.ends.items():
+        marker = _fence_opener(contents[start])
+        if end == last and (end == start or not _closes(contents[end], marker)):
+            contents.append(marker)
+    return contents
+
+
+def _without_trailing_rules(contents: list[str], keep: int) -> list[str]:
+    """`contents` without the blank and `---` lines (outside fenced code) that end it, never shorter than
+    `keep` lines: what `parse_decisions` would read as a separator after the block."""
+    mask = _scan(contents).mask
+    end = len(contents)
+    while (
+        end > keep
+        and not mask[end - 1]
+        and (_is_blank(contents[end - 1]) or _SEPARATOR.match(contents[end - 1]))
+    ):
+        end -= 1
+    return contents[:end]
+
+
+# Control characters a team file may hold by accident (a NUL an editor left, a terminal's escape code).
+# They are dropped from what the ledger stores and reported; the file itself keeps them. Tab, line feed and
+# carriage return are text.
+CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+
+
+def without_controls(text: str) -> str:
+    """`text` without the control characters `CONTROL` matches (the same object when it has none)."""
+    return CONTROL.sub("", text) if CONTROL.search(text) else text

@@ -5,6 +5,12 @@ the files real Squad teams keep: a decision log written by people and by Squad's
 one charter per agent, an identity file with front matter, an inbox of proposals, and the files Canon
 must never touch (team.md, routing.md, ceremonies.md, config.json, log/, orchestration-log/).
 
+`write_squad_team`'s defaults write the census mix; its `log`, `histories`, `odd_bytes` and `history_kb`
+options write the further shapes people and Squad's own code produce (rules and code inside decision
+bodies, day sections, `squad_decide` and `squad memory write` files that `squad nap` appended, dated and
+cast histories, control characters, a byte-order mark, CRLF, odd Unicode, long files). `FIXTURES` names
+one team folder in each shape and `write_fixture` writes it.
+
 Output is deterministic: the same arguments and the same `seed` give the same bytes.
 """
 
@@ -13,14 +19,22 @@ from __future__ import annotations
 import json
 import random
 import re
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
+from typing import Any, TypeVar
 
 __all__ = [
+    "DAY_SHAPES",
+    "FIXTURES",
+    "HISTORY_STYLES",
     "INBOX_SHAPES",
+    "LOG_STYLES",
+    "RICH_SHAPES",
     "SHAPES",
+    "SQUAD_SHAPES",
     "SquadTeam",
     "assert_lines_kept",
     "crlf",
@@ -28,6 +42,7 @@ __all__ = [
     "person_adds_bullet",
     "scribe_append",
     "scribe_merge_inbox",
+    "write_fixture",
     "write_squad_team",
 ]
 
@@ -38,9 +53,15 @@ __all__ = [
 #   decision   `# Decision: Title`, then **Author:** / **Date:** / **Status:**, `## Context` / `## Rationale`
 SHAPES = ("dated", "pacific", "directive", "decision")
 
+# decisions.md styles (write_squad_team's `log`) and history.md styles (`histories`); see write_squad_team.
+LOG_STYLES = ("scribe", "rich", "day-sections", "squad-written")
+HISTORY_STYLES = ("census", "dated", "casting", "squad-init")
+
 # Inbox shapes, in the order of the census table; two files of each are written.
 INBOX_SHAPES = ("decision", "agent-topic", "plain-fields", "directive", "dated-heading", "sections-only")
 
+
+_T = TypeVar("_T")
 
 # --------------------------------------------------------------------------------------------------
 # The record returned to tests
@@ -61,10 +82,16 @@ class SquadTeam:
     separators: str = "mixed"
     shape_counts: dict[str, int] = field(default_factory=dict)
     titles: list[str] = field(default_factory=list)
+    log: str = "scribe"
+    histories: str = "census"
 
     @property
     def decisions_path(self) -> Path:
         return self.folder / "decisions.md"
+
+    @property
+    def archive_path(self) -> Path:
+        return self.folder / "decisions-archive.md"
 
     def history_path(self, agent: str) -> Path:
         return self.folder / "agents" / agent / "history.md"
@@ -809,6 +836,7 @@ class _Gen:
         self._round = 0
         self._topics: list[tuple[int, str]] = []
         self._decks: dict[int, list[str]] = {}
+        self._piles: dict[int, list[int]] = {}
 
     # -- pieces ----------------------------------------------------------------------------------
 
@@ -841,6 +869,15 @@ class _Gen:
             self.rng.shuffle(deck)
             self._decks[id(bank)] = deck
         return deck.pop()
+
+    def pick(self, bank: tuple[_T, ...]) -> _T:
+        """The next item of a shuffled deck of `bank` (items of any kind), so neighbours rarely repeat."""
+        pile = self._piles.get(id(bank))
+        if not pile:
+            pile = list(range(len(bank)))
+            self.rng.shuffle(pile)
+            self._piles[id(bank)] = pile
+        return bank[pile.pop()]
 
     def person(self, flags: tuple[str, ...]) -> tuple[str, str]:
         """(name, role) of a block's author; people with accented or right-to-left names when flagged."""
@@ -1121,7 +1158,9 @@ def _decisions(gen: _Gen, *, log_lines: int, newest_first: bool, separators: str
 # agents/{name}/history.md and charter.md
 
 
-def _history(gen: _Gen, agent: _Agent, size: str) -> str:
+def _history(gen: _Gen, agent: _Agent, size: str, min_bytes: int = 0) -> str:
+    """A history in the census shapes; `min_bytes` makes it grow with more learnings to at least that
+    many bytes of UTF-8."""
     rng = gen.rng
     p = gen.project
     c = gen.component()
@@ -1173,7 +1212,11 @@ def _history(gen: _Gen, agent: _Agent, size: str) -> str:
     subheadings = size != "short" and rng.random() < 0.7
     entry = 0
     spent_whitespace_line = False
-    while len(lines) < target - 6:
+
+    def short() -> bool:
+        return len(lines) < target - 6 or (min_bytes > 0 and len("\n".join(lines).encode()) < min_bytes)
+
+    while short():
         comp = gen.component()
         if subheadings and entry % 5 == 0:
             lines += [f"### {comp[0].upper()}{comp[1:]}", ""]
@@ -1201,7 +1244,7 @@ def _history(gen: _Gen, agent: _Agent, size: str) -> str:
                 lines += ["", "```bash", "# reproduce locally", f"make run SERVICE={_slug(comp)}", "```"]
         lines.append("")
         entry += 1
-        if not learnings and len(lines) < target - 6:
+        if not learnings and short():
             learnings = list(_LEARNINGS)
             rng.shuffle(learnings)
     if size != "short" or rng.random() < 0.3:
@@ -1524,6 +1567,721 @@ def _config_json(gen: _Gen) -> str:
 
 
 # --------------------------------------------------------------------------------------------------
+# decisions.md in further shapes: rich bodies, day sections, and what Squad's own code writes
+
+_OPTION_AREAS = (
+    "Release process",
+    "Job queue",
+    "Search backend",
+    "Offline storage",
+    "Label printing",
+    "Error tracking",
+    "Feature flags",
+    "Image hosting",
+)
+
+# (what, old version, new version)
+_BUMPS = (
+    ("SDK", "0.9.2", "0.9.4"),
+    ("Node", "20.18.1", "22.11.0"),
+    ("pnpm", "8.15.9", "9.12.3"),
+    ("PostgreSQL", "15.8", "16.4"),
+    ("Kotlin", "1.9.24", "2.0.21"),
+    ("Playwright", "1.45.0", "1.48.2"),
+    ("Ktor", "2.3.12", "3.0.1"),
+    ("Django", "5.1.9", "5.2.3"),
+)
+_BUMP_REASONS = (
+    "{old} retries forever on a 503; {new} caps the retries at five.",
+    "A security advisory covers {old}; {new} is the first fixed release.",
+    "{new} is the long-term support line, and {old} leaves support in April.",
+    "{new} fixes the memory leak the {c} hit under load.",
+)
+
+# (opening fence, lines, closing fence): fenced code whose lines start with `#`.
+_HASH_CODE = (
+    (
+        "```bash",
+        (
+            "# Run before every deploy of the {c}.",
+            "./scripts/check-migrations --service {slug}",
+            "## two hashes: still a comment, not a heading",
+            "make smoke ENV=staging",
+        ),
+        "```",
+    ),
+    (
+        "```markdown",
+        (
+            "## Decision",
+            "",
+            "### 2026-01-01: How an entry starts",
+            "**By:** Name (Role)",
+            "",
+            "---",
+            "",
+            "# Decision: not one of ours",
+        ),
+        "```",
+    ),
+    (
+        "```python",
+        (
+            "# Keep the jitter below the retry interval.",
+            "def delay(attempt: int) -> float:",
+            "    # capped at ten seconds",
+            "    return min(0.2 * 2**attempt, 10.0) + random.uniform(0, 0.5)",
+        ),
+        "```",
+    ),
+    ("~~~yaml", ("# retries for the {c}", "retries:", "  max: 5  # then give up", "  base_ms: 200"), "~~~"),
+    (
+        "````text",
+        ("### not a heading: four backticks hold three", "```", "# Decision: still inside", "```"),
+        "````",
+    ),
+)
+_CHECKLIST = (
+    "Flag created in the admin screen",
+    "Pilot teams opted in",
+    "Runbook updated",
+    "Dashboard panel added",
+    "Old path removed",
+    "Announcement posted in the weekly sync",
+)
+_LATER = (
+    "**Update ({d}):** rolled out to every tenant; the error rate stayed flat.",
+    "**Update ({d}):** the {c2} team asked for a week's delay, granted; nothing else changes.",
+    "_Follow-up, {d}:_ measured after a week, p95 went from 840 ms to 310 ms.",
+    "**Update ({d}):** one customer relied on the old behaviour; they have a month to move.",
+)
+_REFERENCES = ("#41", "PR #58", "docs/adr/0007-job-queue.md", "#44, #52", "the January incident review")
+_GOVERNANCE = (
+    "- A choice that changes how someone else works goes through the inbox.",
+    "- The Scribe merges the inbox; nobody rewrites a merged entry, it is superseded instead.",
+    "- Keep each entry short: what, why, who.",
+)
+
+# Block shapes of `log="rich"`, as counted in SquadTeam.shape_counts:
+#   options      `### 2026-03-01 — Release process: option (a)` (a colon in the title, no author part),
+#                an options table, a `---` rule, then `## Decision` and `## Consequences`
+#   bump         `### 2026-03-01: Bump SDK: 0.9.4`, a **What:** list, **Why:**
+#   code         fenced code holding `#` lines (shell comments, markdown headings, `# Decision:`)
+#   sections     **Author:** / **Date:** / **Status:**, `## Context`, `## Decision`, `### Details`, `## Rationale`
+#   update       fields, then a `---` or `***` rule and a later **Update (date):** paragraph
+#   hard-breaks  `## Title` with no date, `**Date:** 2026-02  ` fields ending in two spaces
+#   checklist    `- [x]` tasks and a `> **Note:**` quote
+RICH_SHAPES = ("options", "bump", "code", "sections", "update", "hard-breaks", "checklist")
+# Decisions inside the day sections of `log="day-sections"` (`## 2026-06-08`, no date of their own):
+#   fields (**By:** / **What:** / **Why:**), paragraph, bold-decision (**Decision:** / **Rationale:**), list
+DAY_SHAPES = ("fields", "paragraph", "bold-decision", "list")
+# What `log="squad-written"` holds: squad-decide blocks (`### 2026-11-26T11-04-35: Queue jobs`, merged by the
+# Scribe or appended by `squad nap`) and memory-write files appended by nap with their front matter.
+SQUAD_SHAPES = ("squad-decide", "memory-write")
+
+
+def _rich_block(gen: _Gen, shape: str) -> _Block:
+    """A dated decision block whose body holds what people put in one (RICH_SHAPES)."""
+    rng = gen.rng
+    t = gen.topic()
+    name, role = gen.person(("accent",) if rng.random() < 0.1 else ())
+    by = f"**By:** {name} ({role})"
+    status = rng.choice(("Adopted", "Accepted", "Active", "Implemented"))
+    if shape == "options":
+        area = gen.pick(_OPTION_AREAS)
+        letters = "abc"[: rng.randint(2, 3)]
+        chosen = rng.choice(letters)
+        title = f"{area}: option ({chosen})"
+        options = {
+            letter: (_fill(option, t.c, t.c2), cost, _fill(notes, t.c, t.c2))
+            for letter, (option, cost, notes) in zip(letters, rng.sample(_OPTIONS, len(letters)), strict=True)
+        }
+        table = ["| Option | What it means | Cost |", "|---|---|---|"]
+        table += [f"| ({letter}) | {option} | {cost} |" for letter, (option, cost, _notes) in options.items()]
+        against = [f"({letter}) {notes}" for letter, (_o, _c, notes) in options.items() if letter != chosen]
+        consequences = [f"- {_fill(line, t.c, t.c2)}" for line in rng.sample(_CONSEQUENCES, 2)]
+        body = _paragraphs(
+            [
+                [by, f"**Status:** {status}"],
+                ["## Options"],
+                table,
+                ["---"],
+                ["## Decision"],
+                [f"Option ({chosen}): {options[chosen][0]}. {gen.sentence(_RATIONALE, t)}"],
+                [f"Against the others: {'; '.join(against)}."],
+                ["## Consequences"],
+                consequences,
+            ]
+        )
+        return _Block(shape, title, lambda when: [f"### {when:%Y-%m-%d} — {title}"], body)
+    if shape == "bump":
+        thing, old, new = gen.pick(_BUMPS)
+        title = f"Bump {thing}: {new}"
+        reason = _fill(rng.choice(_BUMP_REASONS), t.c, t.c2).replace("{old}", old).replace("{new}", new)
+        body = [
+            by,
+            "**What:**",
+            f"- Bump {thing} from {old} to {new}.",
+            "- Regenerate the lockfile in the same pull request.",
+            f"**Why:** {reason}",
+        ]
+        return _Block(shape, title, lambda when: [f"### {when:%Y-%m-%d}: {title}"], body)
+    if shape == "code":
+        opener, code, closer = gen.pick(_HASH_CODE)
+        fenced = [opener, *(_fill(line, t.c, t.c2) for line in code), closer]
+        body = _paragraphs([[by, f"**Status:** {status}"], [t.what], fenced, [f"**Why:** {t.why}"]])
+        return _Block(shape, t.title, lambda when: [f"### {_iso_z(when)}: {t.title}"], body)
+    if shape == "sections":
+        details = [f"- {_fill(line, t.c, t.c2)}" for line in rng.sample(_CONSEQUENCES, rng.randint(2, 3))]
+        rationale = f"{t.why} {gen.sentence(_RATIONALE, t)}"
+        chunks = [
+            ["## Context"],
+            [gen.sentence(_CONTEXT, t)],
+            ["## Decision"],
+            [t.what],
+            ["### Details"],
+            details,
+        ]
+        body = ["", *_paragraphs([*chunks, ["## Rationale"], [rationale]])]
+
+        def sections_head(when: datetime) -> list[str]:
+            day = f"{when:%Y-%m-%d}"
+            return [
+                f"### {day}: {t.title}",
+                "",
+                f"**Author:** {name}",
+                f"**Date:** {day}",
+                f"**Status:** {status}",
+            ]
+
+        return _Block(shape, t.title, sections_head, body)
+    if shape == "update":
+        rule = rng.choice(("---", "***"))
+        later = _fill(rng.choice(_LATER), t.c, t.c2)
+        gap = timedelta(days=rng.randint(2, 9))
+        fields = [by, f"**What:** {t.what}", f"**Why:** {t.why}"]
+
+        def update_lines(when: datetime) -> list[str]:
+            note = later.replace("{d}", f"{when + gap:%Y-%m-%d}")
+            return [f"### {_iso_z(when)}: {t.title}", *fields, "", rule, "", note]
+
+        return _Block(shape, t.title, update_lines, [])
+    if shape == "hard-breaks":
+
+        def hard_breaks(when: datetime) -> list[str]:
+            return [
+                f"## {t.title}",
+                "",
+                f"**Date:** {when:%Y-%m}  ",
+                f"**By:** {name}  ",
+                "",
+                f"**Decision:** {t.what}",
+                "",
+                f"**Rationale:** {t.why}",
+            ]
+
+        return _Block(shape, t.title, hard_breaks, [])
+    done = rng.randint(1, 3)
+    tasks = [f"- [{'x' if i < done else ' '}] {item}" for i, item in enumerate(rng.sample(_CHECKLIST, 4))]
+    body = _paragraphs(
+        [
+            [by, "**Status:** Implemented"],
+            [t.what],
+            ["Rollout:", *tasks],
+            [f"> **Note:** {gen.sentence(_CONSEQUENCES, t)}"],
+        ]
+    )
+    return _Block(shape, t.title, lambda when: [f"### {when:%Y-%m-%d}: {t.title}"], body)
+
+
+def _rich_log(
+    gen: _Gen, *, log_lines: int, newest_first: bool, separators: str
+) -> tuple[str, list[tuple[str, str]]]:
+    """A decisions.md of dated blocks with rich bodies, every RICH_SHAPE at least once; (text, [(shape,
+    title)])."""
+    rng = gen.rng
+    preamble = [
+        "# Squad Decisions",
+        "",
+        "## Active Decisions",
+        "",
+        f"What the {gen.project.name} team decided, written by whoever decided it.",
+        "",
+    ]
+    first = list(RICH_SHAPES)
+    rng.shuffle(first)
+    probe = datetime(2026, 1, 1, tzinfo=UTC)
+    blocks: list[_Block] = []
+    total = len(preamble)
+    while total < log_lines or len(blocks) < len(first):
+        shape = first[len(blocks)] if len(blocks) < len(first) else rng.choice(RICH_SHAPES)
+        block = _rich_block(gen, shape)
+        blocks.append(block)
+        total += len(block.lines(probe)) + 2
+    dates = gen.dates(len(blocks))
+    if not newest_first:
+        dates.reverse()
+    seps = gen.separator_after(blocks, separators)
+    parts = ["\n".join(preamble) + "\n"]
+    for i, (block, when) in enumerate(zip(blocks, dates, strict=True)):
+        parts.append("\n".join(block.lines(when)) + "\n")
+        if i < len(seps):
+            parts.append("\n---\n\n" if seps[i] else "\n")
+    return "".join(parts), [(b.shape, b.title) for b in blocks]
+
+
+def _day_decision(gen: _Gen, shape: str) -> tuple[str, list[str]]:
+    """(title, lines) of one undated decision inside a day section (DAY_SHAPES)."""
+    rng = gen.rng
+    t = gen.topic()
+    name, role = gen.person(())
+    if shape == "fields":
+        return t.title, [
+            f"### {t.title}",
+            f"**By:** {name} ({role})",
+            f"**What:** {t.what}",
+            f"**Why:** {t.why}",
+        ]
+    if shape == "paragraph":
+        lines = [f"### {t.title}", "", t.what]
+        if rng.random() < 0.5:
+            lines += ["", f"{t.why} {gen.sentence(_RATIONALE, t)}"]
+        return t.title, lines
+    if shape == "bold-decision":
+        return t.title, [
+            f"### {t.title}",
+            "",
+            f"**Decision:** {t.what}",
+            f"**Rationale:** {t.why}",
+            f"**Owner:** {name}",
+        ]
+    return t.title, [
+        f"### {t.title}",
+        "",
+        f"- {t.what}",
+        f"- {gen.sentence(_CONSEQUENCES, t)}",
+        f"- Decided by {name}.",
+    ]
+
+
+def _day_sections_log(gen: _Gen) -> tuple[str, list[tuple[str, str]]]:
+    """A decisions.md grouped by day: `## 2026-06-08` and its undated `###` decisions (twenty in the first
+    day), newest day first, sometimes with `---` between days; (text, [(shape, title)])."""
+    rng = gen.rng
+    lines = [
+        "# Squad Decisions",
+        "",
+        f"The {gen.project.name} team's decisions, one section a day, newest first.",
+        "",
+    ]
+    day = datetime(2026, 6, 8, tzinfo=UTC)
+    made: list[tuple[str, str]] = []
+    ruled = rng.random() < 0.5
+    counts = [20, *(rng.randint(2, 7) for _ in range(rng.randint(3, 5)))]
+    for k, count in enumerate(counts):
+        if k and ruled:
+            lines += ["---", ""]
+        lines += [f"## {day:%Y-%m-%d}", ""]
+        for _ in range(count):
+            shape = DAY_SHAPES[len(made)] if len(made) < len(DAY_SHAPES) else rng.choice(DAY_SHAPES)
+            title, decision = _day_decision(gen, shape)
+            lines += [*decision, ""]
+            made.append((shape, title))
+        day -= timedelta(days=rng.randint(1, 3))
+    return "\n".join(lines).rstrip("\n") + "\n", made
+
+
+def _squad_stamp(when: datetime) -> str:
+    """A time as squad_decide writes it in a heading: ISO, ':' and '.' as '-', 19 characters."""
+    return when.strftime("%Y-%m-%dT%H-%M-%S")
+
+
+def _squad_decide(gen: _Gen, when: datetime) -> tuple[str, str, str]:
+    """(file name, title, text) of a file `squad_decide` writes: no blank lines, no final newline."""
+    rng = gen.rng
+    t = gen.topic()
+    agent = gen.agent()
+    lines = [f"### {_squad_stamp(when)}: {t.title}", f"**By:** {agent.name}", f"**What:** {t.what}"]
+    if rng.random() < 0.5:
+        lines.append(f"**References:** {rng.choice(_REFERENCES)}")
+    lines.append(f"**Why:** {t.why}")
+    return f"{agent.folder}-{_slug(t.title, 5)}.md", t.title, "\n".join(lines)
+
+
+def _memory_write(gen: _Gen, when: datetime) -> tuple[str, str, str]:
+    """(file name, title, text) of a file `squad memory write --class DECISION` writes: front matter, then
+    the body."""
+    rng = gen.rng
+    t = gen.topic()
+    agent = gen.agent()
+    ident = str(uuid.UUID(int=rng.getrandbits(128), version=4))
+    title = json.dumps(t.title, ensure_ascii=False) if ":" in t.title else t.title
+    created = f"{when:%Y-%m-%dT%H:%M:%S}.{rng.randint(0, 999):03d}Z"
+    front = [
+        "---",
+        f"id: {ident}",
+        "class: DECISION",
+        "loadGuidance: [ALWAYS]",
+        f"title: {title}",
+        f"author: {agent.folder}",
+        f"createdAt: {created}",
+        "metadata: {}",
+        "---",
+    ]
+    body = rng.choice(
+        (
+            [t.what, "", f"Why: {t.why}"],
+            ["## Decision", "", t.what, "", "## Why", "", t.why],
+            [f"{t.what} {t.why}"],
+        )
+    )
+    name = f"{agent.folder}-{_slug(t.title, 5)}-{ident[:8]}.md"
+    return name, t.title, "\n".join(front + body) + "\n"
+
+
+def _archived_block(gen: _Gen, when: datetime) -> str:
+    """A block written by hand months ago, in the archive `squad nap` fills."""
+    t = gen.topic()
+    name, role = gen.person(())
+    return "\n".join(
+        [
+            f"### {when:%Y-%m-%d}: {t.title}",
+            f"**By:** {name} ({role})",
+            "**Status:** Active",
+            "",
+            f"**What:** {t.what}",
+            f"**Why:** {t.why}",
+        ]
+    )
+
+
+def _squad_written(gen: _Gen) -> tuple[str, str, list[tuple[str, str]], list[tuple[str, str]]]:
+    """The decision log, its archive and the inbox as Squad's own code leaves them; (decisions.md,
+    decisions-archive.md, [(shape, title)] of the log, [(inbox file name, text)]).
+
+    The log is `squad init`'s, then squad_decide blocks the Scribe merged (one blank line between), then
+    inbox files `squad nap` appended verbatim ("\\n" + text without trailing white space + "\\n"), a
+    memory-write file's front matter included. The archive holds `###` entries nap moved out."""
+    rng = gen.rng
+    archive = ["# Decisions Archive", "", "Entries moved out of decisions.md after thirty days.", ""]
+    when = datetime(2026, 8, 20, 9, 5, 12, tzinfo=UTC)
+    for _ in range(rng.randint(15, 25)):
+        if rng.random() < 0.5:
+            archive += [_squad_decide(gen, when)[2], ""]
+        else:
+            archive += [_archived_block(gen, when), ""]
+        when += timedelta(hours=rng.randint(20, 60), seconds=rng.randint(0, 3599))
+
+    log = "\n".join(["# Squad Decisions", "", "## Active Decisions", "", "No decisions recorded yet.", ""])
+    log += "\n".join(["", "## Governance", "", *_GOVERNANCE]) + "\n"
+    made: list[tuple[str, str]] = []
+    when = datetime(2026, 10, 29, 8, 41, 3, tzinfo=UTC)
+    for _ in range(rng.randint(40, 55)):
+        _name, title, text = _squad_decide(gen, when)
+        log += "\n" + text + "\n"
+        made.append(("squad-decide", title))
+        when += timedelta(hours=rng.randint(3, 12), seconds=rng.randint(0, 3599))
+    napped = ["squad-decide", "memory-write", "squad-decide", "memory-write"]
+    for shape in napped:
+        _name, title, text = (_squad_decide if shape == "squad-decide" else _memory_write)(gen, when)
+        log += "\n" + text.rstrip() + "\n"
+        made.append((shape, title))
+        when += timedelta(hours=rng.randint(2, 30), seconds=rng.randint(0, 3599))
+
+    inbox: list[tuple[str, str]] = []
+    for shape in ("squad-decide", "memory-write", "squad-decide", "memory-write"):
+        name, _title, text = (_squad_decide if shape == "squad-decide" else _memory_write)(gen, when)
+        inbox.append((name, text))
+        when += timedelta(hours=rng.randint(1, 9), seconds=rng.randint(0, 3599))
+    return log, "\n".join(archive).rstrip("\n") + "\n", made, inbox
+
+
+# --------------------------------------------------------------------------------------------------
+# agents/{name}/history.md in further shapes
+
+# (section title, sentences) of the dated `## Learnings — 2026-06-08: Rate limits` sections.
+_DATED_LEARNINGS = (
+    (
+        "Rate limits",
+        (
+            "The gateway allows 120 requests a minute per token.",
+            "Above that it answers 429 with `Retry-After`; the {c} honours it.",
+        ),
+    ),
+    (
+        "Webhook order",
+        ("Webhooks arrive out of order.", "Compare the `sequence` field, never the arrival time."),
+    ),
+    (
+        "Print queue",
+        (
+            "A label takes two seconds to print.",
+            "The {c} queues print jobs and never blocks a request on one.",
+        ),
+    ),
+    (
+        "Cache keys",
+        ("Cache keys in the {c} start with the tenant id.", "Clearing one tenant must never clear another."),
+    ),
+    ("Time zones", ("The tablets are set to local time.", "Store UTC; convert only in the browser.")),
+    (
+        "Flaky tests",
+        ("The flaky upload test depended on the clock.", "It now freezes time instead of sleeping."),
+    ),
+)
+_AUDITS = (
+    ("Crate audit", "All 7 crates pass `cargo deny`."),
+    ("Dependency audit", "2 of 41 packages need an upgrade before the release."),
+    ("Accessibility sweep", "Every form passes; the map still needs labels."),
+    ("Licence check", "No copyleft dependency in the shipped bundle."),
+    ("Query review", "Three queries lacked an index; all three are fixed."),
+)
+_SESSIONS = (
+    "Paired with {other} on the {c} migration; the plan is in the runbook.",
+    "Agreed with the lead that the {c} ships behind a flag first.",
+    "Triaged the {c} backlog: four bugs closed as duplicates, two moved to the {c2}.",
+    "Walked a new joiner through the {c} and the decision log.",
+)
+_MEMORY_DECISIONS = (
+    "The {c} stays on the shared database until its load triples.",
+    "The {c} owns its migrations; nobody else edits them.",
+    "Errors from the {c} go to the shared tracker, tagged with the squad.",
+    "The {c2} reads from the {c} only through its public API.",
+)
+_PATTERNS = (
+    "**Small steps:** one behaviour per pull request, flag first, clean-up last.",
+    "**Ask the owner:** anything in the {c2} goes past its owner before merge.",
+    "**Measure first:** a performance change comes with numbers from before and after.",
+    "**Write it down:** a choice made in chat goes to the inbox the same day.",
+)
+_APPEND_HERE = "<!-- Append learnings below -->"
+
+
+def _dated_history(gen: _Gen, agent: _Agent, index: int) -> str:
+    """A history with dated sections and entries: `## Learnings — D: topic` sections, squad_memory's
+    `### D` entries in `## Learnings`, `## Decisions` and `## Context`, a `### D — Audit` entry with a
+    `**Verdict:**` paragraph, the append comment, a `## Patterns` section and, at the very end, a Scribe
+    `📌 Team update` line. The first agent's history has every one of these."""
+    rng = gen.rng
+    p = gen.project
+    c = gen.component()
+    c2 = gen.component(besides=c)
+    other = gen.agent(besides=agent.folder).name
+    full = index == 0
+    human = rng.choice(_HUMANS_PLAIN + _HUMANS_ACCENTED)[0]
+    lines = [
+        "# Project Context",
+        "",
+        f"- **Project:** {p.name} — {p.tagline}.",
+        f"- **Stack:** {p.stack}.",
+        f"- **Owner:** {human}",
+        "",
+        "## Core Context",
+        "",
+        f"- **My role:** {agent.role}. I own the {c}.",
+        f"- **Hard rule:** {_fill(rng.choice(_HARD_RULES), c, c2)}",
+        "",
+    ]
+    day = datetime(2026, 6, 8, tzinfo=UTC) - timedelta(days=rng.randint(0, 2))
+    for title, sentences in rng.sample(_DATED_LEARNINGS, rng.randint(1, 3)):
+        said = [_fill(s, c, c2) for s in sentences]
+        lines += [f"## Learnings — {day:%Y-%m-%d}: {title}", ""]
+        style = rng.random()
+        if style < 0.4:
+            lines += [f"- {s}" for s in said]
+        elif style < 0.7:
+            lines += [" ".join(said)]
+        else:
+            lines += [f"**{title}:** {said[0]}", said[1]]
+        lines.append("")
+        day -= timedelta(days=rng.randint(1, 4))
+
+    lines += ["## Learnings", "", _APPEND_HERE, ""]
+    for j in range(rng.randint(2, 5)):
+        if j == 1 or (j > 1 and rng.random() < 0.2):
+            audit, verdict = gen.pick(_AUDITS)
+            bullets = [f"- {_fill(gen.deal(_BULLETS), c, c2)}" for _ in range(rng.randint(1, 3))]
+            lines += [f"### {day:%Y-%m-%d} — {audit}", "", f"**Verdict:** {verdict}", "", *bullets, ""]
+        else:
+            title, text = rng.choice(_LEARNINGS)
+            lines += [f"### {day:%Y-%m-%d}", "", f"{_fill(title, c, c2)}: {_fill(text, c, c2)}", ""]
+        day -= timedelta(days=rng.randint(1, 3))
+    if full or rng.random() < 0.6:
+        lines += ["## Decisions", ""]
+        for _ in range(rng.randint(1, 3)):
+            lines += [f"### {day:%Y-%m-%d}", "", _fill(rng.choice(_MEMORY_DECISIONS), c, c2), ""]
+            day -= timedelta(days=rng.randint(1, 3))
+    if full or rng.random() < 0.6:
+        lines += ["## Context", ""]
+        for _ in range(rng.randint(1, 2)):
+            lines += [f"### {day:%Y-%m-%d}", "", _fill(rng.choice(_SESSIONS), c, c2, other), ""]
+            day -= timedelta(days=rng.randint(1, 3))
+    lines += ["## Patterns", ""]
+    lines += [f"- {_fill(pattern, c, c2)}" for pattern in rng.sample(_PATTERNS, rng.randint(1, 3))]
+    if full or rng.random() < 0.7:
+        t = gen.topic()
+        stamp = f"2026-06-09T{rng.randint(8, 18):02d}:{rng.randint(0, 59):02d}:00Z"
+        lines += ["", f"📌 Team update ({stamp}): {t.title} — decided by {gen.agent().name}"]
+    return "\n".join(lines) + "\n"
+
+
+def _casting_history(gen: _Gen, agent: _Agent, index: int) -> str:
+    """A history in Squad's casting shape (`# Name — History`, `## Core Context`, `## Learnings`, the
+    append comment) and what the agent appended since: dated bullets, `**Title:**` paragraphs, `📌` lines,
+    `### D: topic` entries. The first agent's is still as cast."""
+    rng = gen.rng
+    p = gen.project
+    c = gen.component()
+    c2 = gen.component(besides=c)
+    lines = [
+        f"# {agent.name} — History",
+        "",
+        "## Core Context",
+        "",
+        f"- **Project:** {p.name} — {p.tagline}.",
+        f"- **Role:** {agent.role}",
+        "",
+        "## Learnings",
+        "",
+        _APPEND_HERE,
+    ]
+    if index == 0:
+        return "\n".join(lines) + "\n"
+    day = datetime(2026, 5, 12, tzinfo=UTC)
+    bullet = False
+    for _ in range(rng.randint(4, 14)):
+        day += timedelta(days=rng.randint(1, 4))
+        comp = gen.component()
+        kind = rng.random()
+        if not (bullet and kind < 0.35):
+            lines.append("")
+        bullet = kind < 0.35
+        if bullet:
+            lines.append(f"- {day:%Y-%m-%d}: {_fill(gen.deal(_BULLETS), comp, c2)}")
+        elif kind < 0.65:
+            title, text = rng.choice(_LEARNINGS)
+            lines.append(f"**{_fill(title, comp, c2)}:** {_fill(text, comp, c2)}")
+        elif kind < 0.8:
+            other = gen.agent(agent.folder).name
+            text = _fill(gen.deal(_UPDATES), comp, c2, other, rng.randint(2, 19))
+            lines.append(f"📌 {day:%Y-%m-%d} — {text}")
+        else:
+            title, text = rng.choice(_LEARNINGS)
+            lines += [f"### {day:%Y-%m-%d}: {_fill(title, comp, c2)}", "", _fill(text, comp, c2)]
+    return "\n".join(lines) + "\n"
+
+
+def _init_history(gen: _Gen, agent: _Agent, index: int, decided: list[tuple[str, str]]) -> str:
+    """A history as `squad init` writes it, with what squad_memory added since (`### D` entries in
+    `## Learnings`, `## Decisions`, `## Context`) and the Scribe's `📌 Team update (…): … — decided by
+    Name` lines appended at the end. Every third agent's is still as initialised."""
+    rng = gen.rng
+    p = gen.project
+    c = gen.component()
+    c2 = gen.component(besides=c)
+    human = rng.choice(_HUMANS_PLAIN + _HUMANS_ACCENTED)[0]
+    lines = [
+        "# Project Context",
+        "",
+        f"- **Owner:** {human}",
+        f"- **Project:** {p.name} — {p.tagline}",
+        f"- **Stack:** {p.stack}",
+        "- **Created:** 2026-08-17",
+        "",
+        "## Core Context",
+        "",
+        f"Joined as {agent.role} when the team was initialized; owns nothing yet.",
+        "",
+        "## Recent Updates",
+        "",
+        "📌 Team initialized on 2026-08-17",
+        "",
+        "## Learnings",
+    ]
+    day = datetime(2026, 11, 3, tzinfo=UTC)
+    if index % 3:
+        for _ in range(rng.randint(1, 4)):
+            title, text = rng.choice(_LEARNINGS)
+            lines += ["", f"### {day:%Y-%m-%d}", "", f"{_fill(title, c, c2)}: {_fill(text, c, c2)}"]
+            day += timedelta(days=rng.randint(1, 5))
+        if rng.random() < 0.6:
+            lines += [
+                "",
+                "## Decisions",
+                "",
+                f"### {day:%Y-%m-%d}",
+                "",
+                _fill(rng.choice(_MEMORY_DECISIONS), c, c2),
+            ]
+        if rng.random() < 0.5:
+            other = gen.agent(agent.folder).name
+            lines += [
+                "",
+                "## Context",
+                "",
+                f"### {day:%Y-%m-%d}",
+                "",
+                _fill(rng.choice(_SESSIONS), c, c2, other),
+            ]
+    updates = rng.sample(decided, min(len(decided), rng.randint(1, 3)))
+    if updates:
+        lines.append("")
+    when = datetime(2026, 11, 20, 11, 4, 35, tzinfo=UTC)
+    for _shape, title in updates:
+        lines.append(f"📌 Team update ({_iso_z(when)}): {title} — decided by {gen.agent().name}")
+        when += timedelta(hours=rng.randint(3, 40), minutes=rng.randint(0, 59))
+    return "\n".join(lines) + "\n"
+
+
+# --------------------------------------------------------------------------------------------------
+# Odd bytes: a byte-order mark, CRLF, control characters, Unicode that breaks naive line splitting
+
+_RTL_NAME = _HUMANS_RTL[0][0]
+_ODD_BLOCK = "\n".join(
+    [
+        f"### 2026-03-05T19:02:44Z: Keep names exactly as typed: Zoe\u0308, Zo\u00eb and «{_RTL_NAME}» 👩🏽‍🍳",
+        "**By:** \u0141ucja Wrona (Data)",
+        "**What:** Names are stored as typed: `Zoe\u0308` (an e and a combining diaeresis) and `Zo\u00eb`"
+        " are one name, compared after NFC; Ame\u0301lie, Nin\u0303o and a\u0301\u0302\u0323 survive a round trip.",
+        f"**Why:** The rota showed «{_RTL_PHRASE}» backwards and split one volunteer into two.",
+        "",
+        "- Emoji with skin tones and joiners (👩🏽‍🍳, 🧑‍🤝‍🧑, 🏳️‍🌈) count as one character in the 40-character limit.",
+        f"- Right-to-left text keeps its marks: \u200f«{_RTL_PHRASE}»\u200f and \u202bembedded\u202c.",
+        "- A pasted line separator\u2028stays inside its line, and so does a next-line mark\u0085here.",
+    ]
+)
+_CONTROL_LINE = "- Pasted from the build log: \x1b[31mFAILED\x1b[0m test_rota_export \x01(exit 1)\x00 and the rest was lost."
+_ODD_LEARNINGS = "\n".join(
+    [
+        f"- \u05e9\u05dd \u05de\u05dc\u05d0: {_RTL_NAME} — the export keeps it right to left.",
+        "- 🧪 Tests with `Zoe\u0308`, `Ame\u0301lie` and 🏳️‍🌈 in names pass on the tablets.",
+        "\t- A tab-indented bullet someone pasted from a terminal.",
+        "- The field separator\u2028was pasted from a PDF; it is one line.",
+        "- Zero\u200bwidth space, soft\u00adhyphen and a non\u00a0breaking space, all in one line.",
+    ]
+)
+
+
+def _odd_log(text: str) -> str:
+    """The log with a block of odd Unicode before its first block, then a byte-order mark and CRLF."""
+    first = re.search(r"^#{1,3} (?:\d{4}-\d{2}-\d{2}|Decision:)", text, re.MULTILINE)
+    at = first.start() if first else len(text)
+    text = text[:at] + _ODD_BLOCK + "\n\n" + text[at:]
+    return "\ufeff" + text.replace("\n", "\r\n")
+
+
+def _odd_history(text: str, index: int) -> str:
+    """The first agent's history with a byte-order mark and CRLF; the second's with one line holding a
+    NUL and other control characters; the third's with odd Unicode in its learnings and no final
+    newline."""
+    if index == 0:
+        return "\ufeff" + text.replace("\n", "\r\n")
+    if index == 1:
+        return text.replace("## Learnings\n\n", f"## Learnings\n\n{_CONTROL_LINE}\n", 1)
+    return text.replace("## Learnings\n\n", f"## Learnings\n\n{_ODD_LEARNINGS}\n\n", 1).rstrip("\n")
+
+
+# --------------------------------------------------------------------------------------------------
 # Public API
 
 
@@ -1537,6 +2295,10 @@ def write_squad_team(
     seed: int = 1,
     newest_first: bool = True,
     separators: str = "mixed",
+    log: str = "scribe",
+    histories: str = "census",
+    odd_bytes: bool = False,
+    history_kb: int = 0,
 ) -> SquadTeam:
     """Writes a Squad team folder at root/layout and returns what was written.
 
@@ -1544,11 +2306,27 @@ def write_squad_team(
     "never" (then the `# Decision:` blocks sit together at the end, since nothing else would end them).
     The team.md / routing.md / ceremonies.md / config.json / log/ / orchestration-log/ files are always
     written; `inbox` only controls decisions/inbox/.
+
+    `log` is the shape of decisions.md (LOG_STYLES): "scribe" (the census mix of SHAPES), "rich" (dated
+    blocks with rules, sub-headings, tables, lists and code in their bodies, RICH_SHAPES; `log_lines`,
+    `newest_first` and `separators` apply), "day-sections" (DAY_SHAPES) or "squad-written" (SQUAD_SHAPES,
+    with decisions-archive.md, an inbox of Squad's own files, `.gitattributes` and `.gitignore`).
+    `histories` is the shape of every history.md (HISTORY_STYLES): "census", "dated", "casting" or
+    "squad-init". `odd_bytes` gives decisions.md a block of odd Unicode, a byte-order mark and CRLF, and the
+    first three histories a byte-order mark and CRLF, a line of control characters (a NUL among them), and
+    odd Unicode with no final newline (it needs three agents). `history_kb` makes the first agent's census
+    history at least that many KB.
     """
     if agents < 1:
         raise ValueError("a team needs at least one agent")
     if separators not in ("mixed", "always", "never"):
         raise ValueError(f"separators must be mixed, always or never, not {separators!r}")
+    if log not in LOG_STYLES:
+        raise ValueError(f"log must be one of {', '.join(LOG_STYLES)}, not {log!r}")
+    if histories not in HISTORY_STYLES:
+        raise ValueError(f"histories must be one of {', '.join(HISTORY_STYLES)}, not {histories!r}")
+    if odd_bytes and agents < 3:
+        raise ValueError("odd_bytes needs at least three agents")
     rng = random.Random(seed)
     project = rng.choice(_PROJECTS)
     team_agents = []
@@ -1565,20 +2343,53 @@ def write_squad_team(
     def put(relative: str, text: str) -> None:
         _write(root, files, f"{layout}/{relative}", text)
 
-    text, blocks = _decisions(gen, log_lines=log_lines, newest_first=newest_first, separators=separators)
-    put("decisions.md", text)
+    archive = ""
+    squad_inbox: list[tuple[str, str]] = []
+    shapes: tuple[str, ...] = SHAPES
+    if log == "scribe":
+        text, blocks = _decisions(gen, log_lines=log_lines, newest_first=newest_first, separators=separators)
+        made = [(b.shape, b.title) for b in blocks]
+    elif log == "rich":
+        text, made = _rich_log(gen, log_lines=log_lines, newest_first=newest_first, separators=separators)
+        shapes = RICH_SHAPES
+    elif log == "day-sections":
+        text, made = _day_sections_log(gen)
+        shapes = DAY_SHAPES
+    else:
+        text, archive, made, squad_inbox = _squad_written(gen)
+        shapes = SQUAD_SHAPES
+    put("decisions.md", _odd_log(text) if odd_bytes else text)
+    if archive:
+        put("decisions-archive.md", archive)
+        _write(
+            root,
+            files,
+            ".gitattributes",
+            f"{layout}/decisions.md merge=union\n{layout}/agents/*/history.md merge=union\n",
+        )
+        _write(root, files, ".gitignore", f"node_modules/\n{layout}/decisions/inbox/\n")
 
     sizes = ("short", "long", "medium", "short")
     for i, agent in enumerate(team_agents):
         size = sizes[i % len(sizes)]
         put(f"agents/{agent.folder}/charter.md", _charter(gen, agent))
-        put(f"agents/{agent.folder}/history.md", _history(gen, agent, size))
+        if histories == "census":
+            history = _history(gen, agent, size, min_bytes=history_kb * 1024 if i == 0 else 0)
+        elif histories == "dated":
+            history = _dated_history(gen, agent, i)
+        elif histories == "casting":
+            history = _casting_history(gen, agent, i)
+        else:
+            history = _init_history(gen, agent, i, made)
+        if odd_bytes and i < 3:
+            history = _odd_history(history, i)
+        put(f"agents/{agent.folder}/history.md", history)
 
     put("identity/now.md", _now(gen))
 
     inbox_files: list[str] = []
     if inbox:
-        for name, body in _inbox(gen):
+        for name, body in squad_inbox if log == "squad-written" else _inbox(gen):
             put(f"decisions/inbox/{name}", body)
             inbox_files.append(name)
 
@@ -1589,22 +2400,43 @@ def write_squad_team(
     for name, body in _logs(gen):
         put(name, body)
 
-    counts = {shape: 0 for shape in SHAPES}
-    for block in blocks:
-        counts[block.shape] += 1
+    counts = {shape: 0 for shape in shapes}
+    for shape, _title in made:
+        counts[shape] += 1
     return SquadTeam(
         root=root,
         folder=folder,
         agents=[a.folder for a in team_agents],
-        decision_blocks=len(blocks),
+        decision_blocks=len(made),
         inbox_files=sorted(inbox_files),
         files=files,
         layout=layout,
         newest_first=newest_first,
         separators=separators,
         shape_counts=counts,
-        titles=[b.title for b in blocks],
+        titles=[title for _shape, title in made],
+        log=log,
+        histories=histories,
     )
+
+
+# The named fixtures: a team folder in each shape people and Squad's own code write, as arguments of
+# write_squad_team. Adoption is measured on each (bench/adoption.py, tests/ledger/test_adoption_coverage.py).
+FIXTURES: dict[str, dict[str, Any]] = {
+    "default team": {},
+    "dated log": {"log": "rich", "log_lines": 400, "agents": 3},
+    "day sections": {"log": "day-sections", "agents": 3},
+    "Squad-written": {"log": "squad-written", "histories": "squad-init", "agents": 6},
+    "histories dated": {"histories": "dated", "log_lines": 150, "agents": 6},
+    "casting": {"histories": "casting", "log_lines": 150, "agents": 6},
+    "odd bytes": {"odd_bytes": True, "log_lines": 300, "agents": 4},
+    "long files": {"log": "rich", "log_lines": 2000, "agents": 2, "history_kb": 60},
+}
+
+
+def write_fixture(root: Path, name: str, *, seed: int = 1) -> SquadTeam:
+    """Writes the named fixture (a key of FIXTURES) at root and returns what was written."""
+    return write_squad_team(root, seed=seed, **FIXTURES[name])
 
 
 def crlf(path: Path) -> None:

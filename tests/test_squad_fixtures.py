@@ -10,7 +10,12 @@ import pytest
 import yaml
 
 from tests.squad_fixtures import (
+    DAY_SHAPES,
+    FIXTURES,
+    HISTORY_STYLES,
     INBOX_SHAPES,
+    LOG_STYLES,
+    RICH_SHAPES,
     SHAPES,
     SquadTeam,
     assert_lines_kept,
@@ -19,6 +24,7 @@ from tests.squad_fixtures import (
     person_adds_bullet,
     scribe_append,
     scribe_merge_inbox,
+    write_fixture,
     write_squad_team,
 )
 
@@ -246,3 +252,199 @@ def test_assert_lines_kept() -> None:
         assert_lines_kept(before, b"# T\nalpha\ngamma\n")
     with pytest.raises(AssertionError, match=r"old line 6 is out of order.*'gamma'"):
         assert_lines_kept(before, b"# T\ngamma\nalpha\nbeta\n")
+
+
+# --- the named fixtures: every shape people and Squad's own code write ---------------------------------
+
+
+def _fenced_lines(text: str) -> list[str]:
+    """The lines inside fenced code (``` or ~~~, longer fences hold shorter ones), fences excluded."""
+    inside: list[str] = []
+    fence = ""
+    for line in text.split("\n"):
+        opened = re.match(r"(`{3,}|~{3,})", line)
+        if fence:
+            marker = opened.group(1) if opened and line.strip() == opened.group(1) else ""
+            if marker[:1] == fence[0] and len(marker) >= len(fence):
+                fence = ""
+                continue
+            inside.append(line)
+        elif opened:
+            fence = opened.group(1)
+    return inside
+
+
+def _section(text: str, heading: str) -> str:
+    """The text under `heading` (a whole line) up to the next heading of its level or higher."""
+    level = len(heading) - len(heading.lstrip("#"))
+    rest = text.split("\n" + heading + "\n", 1)[1]
+    following = re.search(rf"^#{{1,{level}}} ", rest, re.M)
+    return rest[: following.start()] if following else rest
+
+
+@pytest.fixture(scope="module")
+def fixtures(tmp_path_factory: pytest.TempPathFactory) -> dict[str, SquadTeam]:
+    root = tmp_path_factory.mktemp("named")
+    return {name: write_fixture(root / str(i), name) for i, name in enumerate(FIXTURES)}
+
+
+@pytest.mark.parametrize("name", FIXTURES)
+def test_each_named_fixture_is_the_same_for_a_seed_and_differs_for_another(tmp_path: Path, name: str) -> None:
+    a = write_fixture(tmp_path / "a", name, seed=4)
+    b = write_fixture(tmp_path / "b", name, seed=4)
+    c = write_fixture(tmp_path / "c", name, seed=5)
+    assert a.files == b.files
+    assert a.files[".squad/decisions.md"] != c.files[".squad/decisions.md"]
+
+
+def test_the_default_team_is_the_default_arguments(fixtures: dict[str, SquadTeam], tmp_path: Path) -> None:
+    assert fixtures["default team"].files == write_squad_team(tmp_path).files
+
+
+def test_unknown_styles_are_refused(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="log must be one of"):
+        write_squad_team(tmp_path, log="wiki")
+    with pytest.raises(ValueError, match="histories must be one of"):
+        write_squad_team(tmp_path, histories="diary")
+    with pytest.raises(ValueError, match="three agents"):
+        write_squad_team(tmp_path, odd_bytes=True, agents=2)
+    assert set(FIXTURES) >= {"default team", "dated log", "day sections", "Squad-written", "casting"}
+    assert {options.get("log", "scribe") for options in FIXTURES.values()} == set(LOG_STYLES)
+    assert {options.get("histories", "census") for options in FIXTURES.values()} == set(HISTORY_STYLES)
+
+
+def test_dated_log_blocks_hold_rules_sub_headings_tables_lists_and_code(
+    fixtures: dict[str, SquadTeam],
+) -> None:
+    team = fixtures["dated log"]
+    text = team.decisions_path.read_text(encoding="utf-8")
+    assert set(team.shape_counts) == set(RICH_SHAPES) and all(team.shape_counts.values())
+    assert re.search(r"^### \d{4}-\d{2}-\d{2} — [A-Z][a-z ]+: option \([abc]\)$", text, re.M)
+    assert re.search(r"^### \d{4}-\d{2}-\d{2}: Bump \w+: \d+\.\d+", text, re.M)
+    # A rule inside a block, with the block's sections after it.
+    assert re.search(r"^\|---\|---\|---\|\n(\|.*\n)+\n---\n\n## Decision\n", text, re.M)
+    # A rule inside a block, with a later paragraph after it and no heading.
+    assert re.search(r"^(---|\*\*\*)\n\n(\*\*Update \(|_Follow-up, )\d{4}-", text, re.M)
+    assert re.search(
+        r"^### \d{4}-\d{2}-\d{2}: .*\n\n\*\*Author:\*\* .*\n\*\*Date:\*\* \d{4}-\d{2}-\d{2}\n", text, re.M
+    )
+    assert "\n### Details\n" in text and "\n## Context\n" in text and "\n## Rationale\n" in text
+    assert re.search(r"^## [A-Z].*\n\n\*\*Date:\*\* \d{4}-\d{2}  \n\*\*By:\*\* .+  \n", text, re.M)
+    assert re.search(r"^- \[x\] ", text, re.M) and re.search(r"^- \[ \] ", text, re.M)
+    assert "\n> **Note:** " in text
+    fenced = _fenced_lines(text)
+    assert any(line.startswith("# ") for line in fenced)
+    assert any(re.match(r"#{2,3} ", line) for line in fenced)
+    assert not text.startswith("---")
+
+
+def test_a_day_section_holds_twenty_decisions_without_dates(fixtures: dict[str, SquadTeam]) -> None:
+    team = fixtures["day sections"]
+    text = team.decisions_path.read_text(encoding="utf-8")
+    days = re.findall(r"^## (\d{4}-\d{2}-\d{2})$", text, re.M)
+    assert days[0] == "2026-06-08" and len(days) >= 4 and days == sorted(days, reverse=True)
+    first = _section(text, "## 2026-06-08")
+    headings = re.findall(r"^### (.+)$", first, re.M)
+    assert len(headings) == 20
+    assert not any(re.match(r"\d{4}-", heading) for heading in headings)
+    assert len(re.findall(r"^### ", text, re.M)) == team.decision_blocks
+    assert set(team.shape_counts) == set(DAY_SHAPES) and all(team.shape_counts.values())
+
+
+def test_squad_written_log_archive_and_inbox(fixtures: dict[str, SquadTeam]) -> None:
+    team = fixtures["Squad-written"]
+    text = team.decisions_path.read_text(encoding="utf-8")
+    assert text.startswith(
+        "# Squad Decisions\n\n## Active Decisions\n\nNo decisions recorded yet.\n\n## Governance\n"
+    )
+    stamped = re.findall(r"^### (\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}): \S", text, re.M)
+    assert len(stamped) == team.shape_counts["squad-decide"] > 0
+    # squad_decide writes no blank lines: **By:** follows the heading, **Why:** ends the block.
+    assert re.search(
+        r"^### \S+: .*\n\*\*By:\*\* \w+\n\*\*What:\*\* .*\n(\*\*References:\*\* .*\n)?\*\*Why:\*\* ",
+        text,
+        re.M,
+    )
+    # `squad nap` appended memory-write files verbatim, front matter and all.
+    fronts = re.findall(r"^---\n(id: .*?)\n---\n", text, re.M | re.S)
+    assert len(fronts) == team.shape_counts["memory-write"] > 0
+    for front in fronts:
+        meta = yaml.safe_load(front)
+        assert set(meta) == {"id", "class", "loadGuidance", "title", "author", "createdAt", "metadata"}
+        assert (meta["class"], meta["loadGuidance"], meta["metadata"]) == ("DECISION", ["ALWAYS"], {})
+    assert text.endswith("\n") and not text.endswith("\n\n")
+
+    inbox = {name: team.inbox_path(name).read_text(encoding="utf-8") for name in team.inbox_files}
+    decided = [body for body in inbox.values() if body.startswith("### ")]
+    written = {name: body for name, body in inbox.items() if body.startswith("---\n")}
+    assert len(decided) == len(written) == 2
+    for body in decided:
+        assert re.match(r"### \d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}: ", body)
+        assert not body.endswith("\n") and "\n\n" not in body
+    for name, body in written.items():
+        meta = yaml.safe_load(body.split("---\n")[1])
+        assert name.startswith(meta["author"] + "-") and name.endswith(f"-{meta['id'][:8]}.md")
+
+    archive = team.archive_path.read_text(encoding="utf-8")
+    archived = re.findall(r"^### (\d{4}-\d{2}-\d{2})", archive, re.M)
+    assert archived and max(archived) < min(stamped)[:10]
+    assert "decisions.md merge=union" in (team.root / ".gitattributes").read_text(encoding="utf-8")
+    assert ".squad/decisions/inbox/" in (team.root / ".gitignore").read_text(encoding="utf-8")
+
+    histories = [team.history_path(agent).read_text(encoding="utf-8") for agent in team.agents]
+    for history in histories:
+        for heading in ("# Project Context\n", "## Core Context\n", "## Recent Updates\n", "## Learnings\n"):
+            assert heading in history
+        assert "\n📌 Team initialized on 2026-08-17\n" in history
+        assert re.search(r"\n📌 Team update \(\d{4}-\d{2}-\d{2}T[\d:]+Z\): .+ — decided by \w+\n\Z", history)
+    assert any(re.search(r"^### \d{4}-\d{2}-\d{2}\n\n\S", history, re.M) for history in histories)
+
+
+def test_dated_histories_in_every_shape_squad_memory_and_people_write(fixtures: dict[str, SquadTeam]) -> None:
+    team = fixtures["histories dated"]
+    first = team.history_path(team.agents[0]).read_text(encoding="utf-8")
+    assert first.startswith("# Project Context\n\n- **Project:** ")
+    assert re.search(r"^## Learnings — \d{4}-\d{2}-\d{2}: [A-Z]", first, re.M)
+    learnings = _section(first, "## Learnings")
+    assert "<!-- Append learnings below -->" in learnings
+    assert re.search(r"^### \d{4}-\d{2}-\d{2}\n\n\S", learnings, re.M)
+    assert re.search(r"^### \d{4}-\d{2}-\d{2} — [A-Z].*\n\n\*\*Verdict:\*\* ", learnings, re.M)
+    for section in ("## Decisions", "## Context"):
+        assert re.match(r"\n### \d{4}-\d{2}-\d{2}\n\n\S", _section(first, section))
+    lines = first.rstrip("\n").split("\n")
+    assert re.fullmatch(r"📌 Team update \(\d{4}-\d{2}-\d{2}T[\d:]+Z\): .+ — decided by \w+", lines[-1])
+    assert [line for line in lines if line.startswith("## ")][-1] == "## Patterns"
+
+
+def test_casting_histories(fixtures: dict[str, SquadTeam]) -> None:
+    team = fixtures["casting"]
+    for i, agent in enumerate(team.agents):
+        text = team.history_path(agent).read_text(encoding="utf-8")
+        name = agent[0].upper() + agent[1:]
+        skeleton = f"# {name} — History\n\n## Core Context\n\n"
+        assert text.startswith(skeleton), agent
+        assert "\n## Learnings\n\n<!-- Append learnings below -->\n" in text
+        after = text.split("<!-- Append learnings below -->\n", 1)[1]
+        assert (after == "") == (i == 0), agent
+
+
+def test_odd_bytes(fixtures: dict[str, SquadTeam]) -> None:
+    team = fixtures["odd bytes"]
+    data = team.decisions_path.read_bytes()
+    assert data.startswith(b"\xef\xbb\xbf# Squad Decisions\r\n")
+    assert b"\n" not in data.replace(b"\r\n", b"")
+    text = data.decode("utf-8")
+    for odd in ("e\u0308", "\u05e9", "\u200d", "\u2028", "\u0085", "\u200f"):
+        assert odd in text, repr(odd)
+    first, second, third = (team.history_path(agent).read_bytes() for agent in team.agents[:3])
+    assert first.startswith(b"\xef\xbb\xbf# Project Context\r\n") and b"\n" not in first.replace(b"\r\n", b"")
+    assert second.count(b"\x00") == 1
+    [line] = [line for line in second.split(b"\n") if b"\x00" in line]
+    assert b"\x01" in line and b"\x1b[" in line
+    assert not third.endswith(b"\n") and "\u2028".encode() in third and "e\u0308".encode() in third
+
+
+def test_long_files(fixtures: dict[str, SquadTeam]) -> None:
+    team = fixtures["long files"]
+    assert team.decisions_path.read_text(encoding="utf-8").count("\n") >= 2000
+    assert len(team.history_path(team.agents[0]).read_bytes()) >= 60 * 1024

@@ -5,6 +5,10 @@ Canon owns a path when the file is absent or holds exactly the bytes Canon last 
 kept; the next import adopts it. Before Canon replaces bytes it did not write itself (an adopted file),
 it copies them into its data directory and names the copy in the report.
 
+A team's inbox file whose entry a coordinator merged or rejected leaves the inbox, as Squad's Scribe
+removes the files it merges (a copy kept first), if it still holds the bytes Canon imported; a merged
+decision that still says what the file says goes into the log as the file's own text.
+
 Each write records the bytes it is about to write before it writes them, so a crash at any point leaves
 the previous file whole or the new one, and either is still recognised as Canon's. Temporary files a
 crash left behind are removed at the next export.
@@ -15,13 +19,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from contextlib import suppress
 from dataclasses import dataclass
+from datetime import datetime
 
 from django.db.models import F, Q, Value
 from django.db.models.functions import Concat
 from django.utils import timezone
 
+from ledger import services
 from ledger.mirror import fs, manifest, render
-from ledger.mirror.adopt import MAX_ADOPT_BYTES
+from ledger.mirror.adopt import MAX_ADOPT_BYTES, MAX_IMPORT_BYTES, parse_inbox_file
 from ledger.mirror.paths import BOUNDARIES, PATTERNS, Layout
 from ledger.mirror.render import Rendered, sha
 from ledger.mirror.reports import ExportReport
@@ -66,6 +72,7 @@ def targets(project: Project, layout: Layout, files: dict[str, MirrorFile]) -> l
             layout.decisions,
             lambda base: render.render_decisions(
                 decisions,
+                path=layout.decisions,
                 base=base,
                 known=decisions_row.parts if decisions_row else {},
                 placed=decisions_row.placed if decisions_row else [],
@@ -99,32 +106,52 @@ def targets(project: Project, layout: Layout, files: dict[str, MirrorFile]) -> l
 def _history_targets(
     project: Project, layout: Layout, files: dict[str, MirrorFile], memories: list[AgentMemory]
 ) -> list[Target]:
-    by_agent: dict[int, list[AgentMemory]] = {}
+    """A history for every folder an agent has (adopted, or written by Canon) and for its home folder.
+
+    A memory adopted from a history is rendered in that file only; Canon's own memories go to the
+    agent's home alone (`render.history_homes`), so two folders of one agent (`Rai/`, `rai/`) never
+    receive each other's lines.
+    """
+    adopted_from: dict[str, list[AgentMemory]] = {}
+    own: dict[int, list[AgentMemory]] = {}
     for memory in memories:
-        by_agent.setdefault(memory.agent_id, []).append(memory)
-    prefix = layout.agents + "/"
-    taken = {
-        row.agent_id: row.path[len(prefix) :].split("/")[0]
-        for row in files.values()
-        if row.agent_id and row.path.startswith(prefix)
-    }
-    agents = list(Agent.objects.filter(project=project, pk__in=set(by_agent) | set(taken)))
-    folders = render.history_folders(agents, taken)
+        if memory.origin:
+            adopted_from.setdefault(memory.origin, []).append(memory)
+        else:
+            own.setdefault(memory.agent_id, []).append(memory)
+    # The history files each agent has, adopted ones first, the first adopted first.
+    held: dict[int, list[tuple[tuple[bool, datetime, str], str]]] = {}
+    for file in files.values():
+        folder = file.path.removeprefix(layout.agents + "/").split("/")[0]
+        if file.agent_id and file.path == layout.history(folder):
+            order = (not file.adopted, file.adopted_at or file.updated_at, folder)
+            held.setdefault(file.agent_id, []).append((order, folder))
+    folders = {agent_id: [folder for _, folder in sorted(found)] for agent_id, found in held.items()}
+    agents = list(Agent.objects.filter(project=project, pk__in=set(own) | set(folders)).order_by("pk"))
+    homes = render.history_homes(agents, folders)
     found = []
     for agent in agents:
-        path = layout.history(folders[agent.pk])
-        row = files.get(path)
+        home = layout.history(homes[agent.pk])
+        for path in sorted({home, *(layout.history(f) for f in folders.get(agent.pk, []))}):
+            row = files.get(path)
+            shown = adopted_from.get(path, []) + (own.get(agent.pk, []) if path == home else [])
+            shown.sort(key=lambda m: (m.created_at, m.pk))
 
-        def draw(base: str | None, agent: Agent = agent, row: MirrorFile | None = row) -> Rendered:
-            return render.render_history(
-                agent,
-                by_agent.get(agent.pk, []),
-                base=base,
-                known=row.parts if row else {},
-                placed=row.placed if row else [],
-            )
+            def draw(
+                base: str | None,
+                agent: Agent = agent,
+                row: MirrorFile | None = row,
+                shown: list[AgentMemory] = shown,
+            ) -> Rendered:
+                return render.render_history(
+                    agent,
+                    shown,
+                    base=base,
+                    known=row.parts if row else {},
+                    placed=row.placed if row else [],
+                )
 
-        found.append(Target(path, draw, adoptable=True, agent=agent))
+            found.append(Target(path, draw, adoptable=True, agent=agent))
     return found
 
 
@@ -142,6 +169,142 @@ def _inbox_targets(project: Project, layout: Layout, files: dict[str, MirrorFile
             continue  # the team's file, or one removed outside Canon: never written again
         found.append(Target(path, _fixed(render.render_inbox_file(entry)), entry=entry))
     return found
+
+
+# ---------------------------------------------------------------------------------------------
+# The team's inbox files a coordinator decided
+
+
+@dataclass
+class Decided:
+    """A team's inbox file (imported: adopted in the manifest) whose entry a coordinator has merged or
+    rejected, still holding the bytes Canon imported (`data`): it leaves the inbox, as Squad's Scribe
+    removes the files it merges, so that Squad's `nap` never merges it again."""
+
+    path: str
+    row: MirrorFile
+    entry: InboxEntry
+    data: bytes
+
+
+def _decided_inbox_files(
+    project: Project,
+    workspace: fs.Workspace,
+    layout: Layout,
+    files: dict[str, MirrorFile],
+    report: ExportReport,
+) -> list[Decided]:
+    """The team's inbox files whose entries are merged or rejected and that still hold what Canon
+    imported. One edited since is kept and reported; one already gone is left to the next import, which
+    finds where Squad put it."""
+    prefix = layout.inbox + "/"
+    adopted = {
+        path[len(prefix) :]: row for path, row in files.items() if path.startswith(prefix) and row.adopted
+    }
+    names = sorted(adopted)
+    entries: list[InboxEntry] = []
+    for start in range(0, len(names), 500):
+        entries += InboxEntry.objects.filter(
+            project=project,
+            file__in=names[start : start + 500],
+            status__in=[EntryStatus.MERGED, EntryStatus.REJECTED],
+        ).select_related("decision", "decision__agent")
+    found = []
+    for entry in sorted(entries, key=lambda e: e.file):
+        path = layout.inbox_file(entry.file)
+        row = adopted[entry.file]
+        try:
+            current = workspace.read(path, max_bytes=MAX_IMPORT_BYTES)
+        except (fs.UnsafePath, fs.FileTooLarge) as exc:
+            report.kept.append((path, f"{exc or 'too large'}; left in place"))
+            continue
+        if current is None:
+            continue
+        if not row.owns(sha(current)):
+            report.kept.append(
+                (
+                    path,
+                    f"edited outside Canon since it was imported; {entry.slug!r} is {entry.status}, "
+                    "so the file stays in the inbox until someone removes it",
+                )
+            )
+            continue
+        found.append(Decided(path, row, entry, current))
+    return found
+
+
+def _says_the_same(project: Project, decided: Decided, text: str) -> bool:
+    """Whether the decision merged from this file still says what the file says (its title, content and
+    rationale as the import reads them): neither the entry nor the decision was edited since."""
+    decision = decided.entry.decision
+    if decision is None:
+        return False
+    try:
+        proposal = parse_inbox_file(project, decided.entry.file, text, [])
+    except ValueError:
+        return False
+    title = proposal.title[: services.TITLE_MAX_LENGTH].strip() or decided.entry.slug
+    return (decision.title, decision.content.strip(), decision.rationale.strip()) == (
+        title,
+        proposal.content.strip(),
+        proposal.rationale.strip(),
+    )
+
+
+def _keep_team_text(project: Project, decided: list[Decided]) -> None:
+    """A decision merged from a team's inbox file that still says what the file says is written into the
+    log as the file's own text, as Squad's Scribe would append it (`render.inbox_block`), and known by it
+    from then on; any other keeps Canon's block."""
+    for item in decided:
+        decision = item.entry.decision
+        if decision is None or decision.markdown:
+            continue
+        try:
+            text = item.data.decode("utf-8")
+        except UnicodeDecodeError:
+            continue
+        block = render.inbox_block(text)
+        if block is not None and _says_the_same(project, item, text):
+            # Text the database cannot store keeps Canon's block.
+            with suppress(services.LedgerError):
+                services.entry_file_text_keep(project=project, entry=item.entry, markdown=block)
+
+
+def _remove_decided(
+    project: Project,
+    workspace: fs.Workspace,
+    files: dict[str, MirrorFile],
+    decided: list[Decided],
+    report: ExportReport,
+) -> None:
+    """Take each decided team file out of the inbox, a copy of it first into Canon's data directory, if it
+    still holds the bytes read before the log was written."""
+    for item in decided:
+        path = item.path
+        if report.dry_run:
+            report.backed_up.append((path, "(a copy in the data directory)"))
+            report.removed.append(path)
+            continue
+        try:
+            current = workspace.read(path, max_bytes=MAX_IMPORT_BYTES)
+        except (fs.UnsafePath, fs.FileTooLarge) as exc:
+            report.kept.append((path, f"{exc or 'too large'}; left in place"))
+            continue
+        if current != item.data:
+            if current is not None:
+                report.kept.append((path, "changed outside Canon while it was exported; left in place"))
+            continue
+        copy = fs.backup(current, project_slug=project.slug, relative=path, when=timezone.now())
+        report.backed_up.append((path, str(copy)))
+        try:
+            workspace.remove(path)
+        except (OSError, fs.UnsafePath) as exc:
+            report.errors.append((path, f"could not remove: {getattr(exc, 'strerror', None) or exc}"))
+            continue
+        if item.row.pk is not None:
+            item.row.delete()
+        files.pop(path, None)
+        report.removed.append(path)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -296,6 +459,9 @@ def export_project(
                 # A folder that is a link is reported by the write that needs it.
                 with suppress(fs.UnsafePath):
                     workspace.clean_temp_files(folder)
+        decided = _decided_inbox_files(project, workspace, layout, files, report)
+        if not dry_run:
+            _keep_team_text(project, decided)
         wanted = set()
         writes = []
         for target in sorted(targets(project, layout, files), key=lambda t: t.path):
@@ -311,5 +477,6 @@ def export_project(
                 report.written.append(target.path)
         if not dry_run:
             _apply(workspace, writes, report)
+        _remove_decided(project, workspace, files, decided, report)
         _remove_stale(workspace, files, wanted, report)
     return report

@@ -4,18 +4,19 @@ A file Canon alone has written is rendered afresh. A file it adopted is rendered
 stands: every part Canon does not know is kept verbatim in place, every adopted part is the team's text
 exactly (with a one-line note when the ledger changed its status), and the rows the file has never
 held are added where the team's format puts them. A row someone else removed from the file is not put
-back. Each rendering returns the parts it placed, by the sha256 of their text, so the next import
-recognises them.
+back. A row adopted from a file (its `origin`) is rendered in that file only; a row no file gave
+(Canon's own) is added to one file: the log, or its agent's home history. Each rendering returns the
+parts it placed, by the sha256 of their text, so the next import recognises them.
 """
 
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from itertools import pairwise
 from typing import Any
-
-import yaml
 
 from ledger.mirror import squad
 from ledger.models import (
@@ -38,6 +39,12 @@ DECISIONS_PREAMBLE = "# Squad Decisions\n"
 NEW_BLOCK_LEVEL = 3
 
 
+def as_written(written: str, rendered: str) -> str:
+    """A known part's text in the file as it stands when the ledger's rendering of it differs only by the
+    control characters the ledger drops (`squad.without_controls`); else the rendering."""
+    return written if rendered != written and rendered == squad.without_controls(written) else rendered
+
+
 def sha(text: str | bytes) -> str:
     return hashlib.sha256(text.encode("utf-8") if isinstance(text, str) else text).hexdigest()
 
@@ -53,10 +60,6 @@ class Rendered:
     text: str
     parts: dict[str, str] = field(default_factory=dict)
     placed: list[str] = field(default_factory=list)
-
-
-def _yaml(data: dict[str, Any]) -> str:
-    return yaml.safe_dump(data, sort_keys=False, allow_unicode=True, default_flow_style=False, width=10_000)
 
 
 def _joined(before: str, addition: str) -> str:
@@ -96,8 +99,11 @@ def _adopted_note(decision: Decision, by_id: dict[int, Decision]) -> str:
 
 
 def decision_text(decision: Decision, by_id: dict[int, Decision]) -> str:
-    """One decision's block: an adopted one as the team wrote it, Canon's own in Squad's style."""
-    if decision.source == Source.IMPORT and decision.markdown:
+    """One decision's block: the team's text when the ledger holds it (an adopted block, or a team's inbox
+    file merged as it was written), with a line when the ledger changed its status; Canon's own in
+    Squad's style, its heading made unique by the decision's id (Squad's Scribe keeps only the first of
+    blocks that share a heading)."""
+    if decision.markdown:
         note = _adopted_note(decision, by_id)
         return decision.markdown.rstrip("\r\n") + "\n" + note + "\n" if note else decision.markdown
     body = decision.content.strip()
@@ -112,13 +118,49 @@ def decision_text(decision: Decision, by_id: dict[int, Decision]) -> str:
         type=decision.type,
         status=decision.status.capitalize(),
         note=f"**Superseded by:** {_replacement_title(decision, by_id)}" if superseded else "",
+        ref=decision.pk,
     )
 
 
+_LEADING_BLANK_LINES = re.compile(r"\A(?:[ \t]*\r?\n)+")
+
+
+def inbox_block(text: str) -> str | None:
+    """A team's inbox file as Squad's Scribe appends it to the log: its text without a byte-order mark,
+    leading blank lines and trailing white space, ending with one newline. None when that does not read
+    back as exactly one decision block (front matter, no heading a block starts at, several blocks)."""
+    candidate = _LEADING_BLANK_LINES.sub("", text.removeprefix("\ufeff")).rstrip() + "\n"
+    parts = squad.parse_decisions(candidate)
+    if len(parts) == 1 and isinstance(parts[0], squad.Block) and parts[0].text == candidate:
+        return candidate
+    return None
+
+
+def _level(text: str) -> int:
+    """The heading level of the block `text` starts with (Canon's own blocks are `###`)."""
+    block = next((p for p in squad.parse_decisions(text) if isinstance(p, squad.Block)), None)
+    return block.level if block is not None else NEW_BLOCK_LEVEL
+
+
+def _needs_rule(levels: Sequence[int]) -> bool:
+    """Whether, of blocks at these heading levels one after the other, one would read as part of the one
+    before it (a deeper heading continues a block): then a `---` line must end each of them."""
+    return any(after > before for before, after in pairwise(levels))
+
+
 def render_decisions(
-    decisions: Sequence[Decision], *, base: str | None, known: dict[str, str], placed: Iterable[str]
+    decisions: Sequence[Decision],
+    *,
+    path: str,
+    base: str | None,
+    known: dict[str, str],
+    placed: Iterable[str],
 ) -> Rendered:
-    """`.squad/decisions.md`. `base` is the adopted file as it stands (None: Canon's own file)."""
+    """The decision log at `path`. `base` is the adopted file as it stands (None: Canon's own file).
+
+    A decision adopted from another file (its `origin`, an archive say) is never added here; blocks the
+    file holds already are rendered wherever they stand.
+    """
     by_id = {d.pk: d for d in decisions}
     by_key = {key(d): d for d in decisions}
     ever = set(placed) if base is not None else set()
@@ -133,24 +175,27 @@ def render_decisions(
         if row is None:
             texts.append(part.text)
             continue
-        text = decision_text(row, by_id)
+        text = as_written(part.text, decision_text(row, by_id))
         texts.append(text)
         out.parts[sha(text)] = key(row)
         ever.add(key(row))
-    new = [d for d in decisions if key(d) not in ever]
+    new = [d for d in decisions if key(d) not in ever and d.origin in ("", path)]
     blocks = [decision_text(d, by_id) for d in new]
     for decision, text in zip(new, blocks, strict=True):
         out.parts[sha(text)] = key(decision)
         ever.add(key(decision))
+    levels = [_level(b) for b in blocks]
     if blocks and newest_first and first_block < len(parts):
         # Before the newest adopted block, newest first, each followed by what separates the team's blocks.
-        glue = "\n---\n\n" if separators else "\n"
+        first = parts[first_block]
+        assert isinstance(first, squad.Block)
+        rule = separators or _needs_rule([*reversed(levels), first.level])
+        glue = "\n---\n\n" if rule else "\n"
         head, tail = "".join(texts[:first_block]), "".join(texts[first_block:])
         texts = [_joined(head, "".join(b + glue for b in reversed(blocks))) + tail]
     elif blocks:
         last = next((p for p in reversed(parts) if isinstance(p, squad.Block)), None)
-        # A `###` block after a `#`/`##` one would read as part of it: a `---` line ends that block.
-        rule = separators or (last is not None and last.level < NEW_BLOCK_LEVEL)
+        rule = separators or _needs_rule([*([last.level] if last is not None else []), *levels])
         text = "".join(texts)
         glue = "\n---\n\n" if rule else "\n"
         addition = glue.join(blocks)
@@ -198,7 +243,7 @@ def render_history(
             ever.add(key(row))
             if not _shown(row):
                 continue
-            text = memory_text(row)
+            text = as_written(part.text, memory_text(row))
             out.parts[sha(text)] = key(row)
             texts.append(text)
         else:
@@ -235,20 +280,25 @@ def _section_order(section: str) -> int:
     return order.index(section) if section in order else len(order)
 
 
-def history_folders(agents: Sequence[Agent], taken: dict[int, str]) -> dict[int, str]:
-    """Each agent's folder under `agents/`: the one its history was adopted from or first written to,
-    else its name's segment; agents whose names share a segment get `-{id}` after the first."""
-    folders = dict(taken)
-    used = set(folders.values())
+def history_homes(agents: Sequence[Agent], folders: dict[int, list[str]]) -> dict[int, str]:
+    """Each agent's home under `agents/`: the one folder whose history gets the memories no file gave
+    the agent (Canon's own). `folders` holds the folders each agent already has, the ones adopted first,
+    the first adopted first: the one named exactly as the agent is its home, else the first. An agent
+    with none gets its name's segment, with `-{id}` after it when another folder has that name in any
+    case (`Rai` and `rai` are one folder where the file system ignores case)."""
+    homes: dict[int, str] = {}
+    used = {folder.casefold() for names in folders.values() for folder in names}
     for agent in sorted(agents, key=lambda a: a.pk):
-        if agent.pk in folders:
+        names = folders.get(agent.pk, [])
+        if names:
+            homes[agent.pk] = agent.name if agent.name in names else names[0]
             continue
         folder = agent_segment(agent.name)
-        if folder in used:
+        if folder.casefold() in used:
             folder = f"{folder}-{agent.pk}"
-        folders[agent.pk] = folder
-        used.add(folder)
-    return folders
+        homes[agent.pk] = folder
+        used.add(folder.casefold())
+    return homes
 
 
 # ---------------------------------------------------------------------------------------------
@@ -283,18 +333,19 @@ def render_now(session: Session, *, base: str | None) -> str:
 
 
 def render_inbox_file(entry: InboxEntry) -> str:
-    meta: dict[str, Any] = {"agent": entry.agent.name, "slug": entry.slug, "type": entry.type}
-    if entry.title:
-        meta["title"] = entry.title
-    meta["importance"] = entry.importance
-    if entry.tags:
-        meta["tags"] = list(entry.tags)
-    if entry.run_id:
-        meta["run_id"] = entry.run_id
-    body = entry.content.strip()
-    if entry.rationale.strip():
-        body += f"\n\n**Rationale:** {entry.rationale.strip()}"
-    return f"---\n{_yaml(meta)}---\n\n{body}\n"
+    """A pending entry's own inbox file, in the shape Squad's `squad_decide` writes (no front matter), so
+    that Squad's `nap`, which appends inbox files to the log as they are, appends a decision block."""
+    return squad.render_proposal(
+        date=entry.created_at,
+        title=entry.title,
+        author=entry.agent.name,
+        content=entry.content,
+        rationale=entry.rationale,
+        type=entry.type,
+        importance=entry.importance,
+        tags=list(entry.tags),
+        run_id=entry.run_id,
+    )
 
 
 def _agentweaver_section(decision: Decision) -> str:

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import hashlib
 import os
+from datetime import UTC
 from pathlib import Path
 
 import pytest
 from django.utils import timezone
 
 from ledger import mirror, services
-from ledger.models import MirrorFile, MirrorRun, Project
+from ledger.models import Decision, MirrorFile, MirrorRun, Project
 
 
 @pytest.fixture
@@ -91,7 +92,12 @@ def test_decisions_file_is_a_squad_log_oldest_first_naming_replacements(ledger, 
     text = read(workspace, ".squad/decisions.md")
     today = f"{timezone.now():%Y-%m-%d}"
     assert text.startswith("# Squad Decisions\n\n")
-    assert f"### {today}: Use PostgreSQL\n**By:** lead\n**Type:** architectural\n**Status:** Active\n" in text
+    new = Decision.objects.get(title="Use PostgreSQL")
+    stamp = f"{new.created_at.astimezone(UTC):%H:%M:%S}"
+    assert (
+        f"### {today}: Use PostgreSQL ({stamp}Z, #{new.pk})\n**By:** lead\n**Type:** architectural\n"
+        "**Status:** Active\n"
+    ) in text
     assert "**Why:** One engine." in text
     assert text.index("Use MySQL") < text.index("Use PostgreSQL") < text.index("Reviews")
     assert "**Status:** Superseded" in text and "**Superseded by:** Use PostgreSQL" in text
@@ -131,9 +137,12 @@ def test_boundaries_and_patterns_cannot_be_forged(project, workspace):
 def test_history_and_now(ledger, workspace):
     mirror.export_project(ledger)
     history = read(workspace, ".squad/agents/agent-beta/history.md")
-    assert history == "# Agent Beta\n\n## Learnings\n\n- Staging resets nightly.\n"
+    today = f"{timezone.now():%Y-%m-%d}"
+    assert history == f"# Agent Beta\n\n## Learnings\n\n- {today} — Staging resets nightly.\n"
     alice = read(workspace, ".squad/agents/alice/history.md")
-    assert alice.index("## Core Context\n\n- Owns HTTP.") < alice.index("## Patterns\n\n- Small factories.")
+    assert alice.index(f"## Core Context\n\n- {today} — Owns HTTP.") < alice.index(
+        f"## Patterns\n\n- {today} — Small factories."
+    )
     now = read(workspace, ".squad/identity/now.md")
     assert "focus_area: Tokens" in now and "- '#1'" in now
     assert "# What We're Focused On\n\nTokens" in now and "## Summary\n\nReviewing." in now
@@ -142,8 +151,10 @@ def test_history_and_now(ledger, workspace):
 def test_inbox_file_round_trips_through_import(ledger, workspace):
     mirror.export_project(ledger)
     text = read(workspace, ".squad/decisions/inbox/cache-tokens.md")
-    assert text.startswith("---\nagent: Alice\nslug: cache-tokens\ntype: technical\ntitle: 'Cache: tokens'\n")
-    assert text.endswith("Cache tokens in Redis.\n\n**Rationale:** Fewer queries.\n")
+    # Squad's own shape, which `squad nap` can append to the log as it is: no front matter.
+    assert text.startswith(f"### {timezone.now():%Y-%m-%d}: Cache: tokens (")
+    assert "\n**By:** Alice\n**What:** Cache: tokens\n**Type:** technical\n" in text
+    assert text.endswith("\n\nCache tokens in Redis.\n\n**Why:** Fewer queries.\n")
     report = mirror.import_project(ledger)
     assert ".squad/decisions/inbox/cache-tokens.md" in report.unchanged
     assert report.created == [] and report.conflicts == [] and report.skipped == [] and report.adopted == []

@@ -23,7 +23,8 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from difflib import SequenceMatcher
+from typing import Any, TypeVar
 
 from django.utils import timezone
 
@@ -32,17 +33,21 @@ from ledger.mirror import fs, manifest, notes, squad
 from ledger.mirror.paths import Layout
 from ledger.mirror.render import key, sha
 from ledger.mirror.reports import ImportReport
+from ledger.mirror.squad import coverage
 from ledger.models import (
     Agent,
+    AgentMemory,
     Decision,
+    DecisionStatus,
     EntryStatus,
     EntryType,
     InboxEntry,
+    MemoryStatus,
     MirrorFile,
     Project,
     Session,
 )
-from ledger.values import InvalidValue, agent_key
+from ledger.values import InvalidValue, agent_key, agent_segment
 
 MAX_IMPORT_BYTES = 256 * 1024
 # A team's whole decision log or an agent's history (the largest seen are ~130 KB).
@@ -80,10 +85,20 @@ def foreign_text(
     except UnicodeDecodeError:
         report.skipped.append((path, "not UTF-8"))
         return None
-    if "\x00" in text:
-        report.skipped.append((path, "contains a NUL character"))
-        return None
+    if dropped := control_characters(text):
+        report.cleaned.append((path, dropped))
     return text, digest
+
+
+def control_characters(text: str) -> str:
+    """What a report says of the control characters in `text` ("" when none): how many were dropped and
+    where, e.g. "dropped 2 control characters: U+0000 on line 14, U+001B on line 30"."""
+    found = [(m.group(), text.count("\n", 0, m.start()) + 1) for m in squad.CONTROL.finditer(text)]
+    if not found:
+        return ""
+    shown = ", ".join(f"U+{ord(char):04X} on line {line}" for char, line in found[:5])
+    more = f" and {len(found) - 5} more" if len(found) > 5 else ""
+    return f"dropped {_count(len(found), 'control character')}: {shown}{more}"
 
 
 def _count(n: int, one: str, many: str = "") -> str:
@@ -108,52 +123,126 @@ def _adopt_decisions(
     layout: Layout,
     files: dict[str, MirrorFile],
     report: ImportReport,
-) -> list[Decision]:
+    people: list[str],
+) -> tuple[list[Decision], dict[str, str]]:
+    """The log's new blocks adopted as decisions; and the blocks Canon knew in the log that are no longer
+    there (sha256 of their text -> the decision's key), for the archive to recognise."""
     path = layout.decisions
-    found = foreign_text(workspace, path, files.get(path), report, limit=MAX_ADOPT_BYTES)
+    known = files.get(path)
+    previous = dict(known.parts) if known is not None else {}
+    found = foreign_text(workspace, path, known, report, limit=MAX_ADOPT_BYTES)
     if found is None:
-        return []
+        return [], {}
     text, digest = found
     # Only the log Canon meets for the first time is adopted as the coordinator asked for it; anything
     # added to a log Canon already wrote or adopted comes from whoever can write to the repository.
     first_contact = path not in files
     row = manifest.entry(project, files, path)
-    blocks = [part for part in squad.parse_decisions(text) if isinstance(part, squad.Block)]
+    parsed = squad.parse_decisions(text, known_people=people)
+    blocks = [part for part in parsed if isinstance(part, squad.Block)]
+    present = {sha(b.text) for b in blocks}
+    gone = {digest: key for digest, key in previous.items() if digest not in present}
     parts = {sha(b.text): row.parts[sha(b.text)] for b in blocks if sha(b.text) in row.parts}
     new = list({sha(b.text): b for b in blocks if sha(b.text) not in parts}.values())
     kept = "" if blocks else " (no decision blocks found; kept as it is)"
     if report.dry_run:
         report.adopted.append((path, f"would adopt {_count(len(new), 'decision block')}{kept}"))
-        return []
+        return [], gone
+    taken = _taken_by_squad(project, workspace, layout, files, new)
+    for digest_of_block, entry in taken.items():
+        if entry.status == EntryStatus.MERGED and entry.decision is not None:
+            # The merged decision's block is the one Squad appended: known by it, written as it is.
+            block = next(b for b in new if sha(b.text) == digest_of_block)
+            services.entry_file_text_keep(project=project, entry=entry, markdown=block.text)
+            parts[digest_of_block] = key(entry.decision)
+            report.merged.append(
+                (layout.inbox_file(entry.file), f"{entry.slug!r}: the block Squad appended is its decision")
+            )
+    new = [b for b in new if not (sha(b.text) in taken and taken[sha(b.text)].status == EntryStatus.MERGED)]
     try:
         decisions = services.decisions_adopt(
             project=project,
             boundaries=first_contact,
-            items=[
-                services.Adopted(
-                    markdown=b.text,
-                    content=b.body,
-                    type=b.type,
-                    author=b.author,
-                    title=_block_title(b),
-                    date=b.date,
-                    status=b.status,
-                )
-                for b in new
-            ],
+            # A rejected proposal Squad appended anyway is kept as history, never as a decision in force.
+            items=[_adopted_block(b, DecisionStatus.ARCHIVED if sha(b.text) in taken else "") for b in new],
             origin=path,
         )
     except services.Conflict as exc:
         # An author whose name looks like another agent's: nothing of the log is adopted until it is fixed.
         report.skipped.append((path, f"{exc.message}; left untouched"))
-        return []
+        return [], {}
     parts.update({sha(b.text): key(d) for b, d in zip(new, decisions, strict=True)})
     _remember(row, digest=digest, parts=parts, placed=set(parts.values()))
     held = sum(1 for b, d in zip(new, decisions, strict=True) if d.type != (b.type or project.squad_type))
     if held:
         kept += f" ({_count(held, 'boundary', 'boundaries')} typed technical until a coordinator retypes it)"
     report.adopted.append((path, f"{_count(len(decisions), 'decision')} adopted{kept}"))
-    return decisions
+    report.lines.append((path, coverage.line_report(parsed).describe()))
+    return decisions, gone
+
+
+def _adopted_block(block: squad.Block, status: str = "") -> services.Adopted:
+    return services.Adopted(
+        markdown=squad.without_controls(block.text),
+        content=squad.without_controls(block.body),
+        type=block.type,
+        author=squad.without_controls(block.author),
+        title=squad.without_controls(_block_title(block)),
+        date=block.date,
+        status=status or block.status,
+    )
+
+
+def _adopt_archive(
+    project: Project,
+    workspace: fs.Workspace,
+    layout: Layout,
+    files: dict[str, MirrorFile],
+    report: ImportReport,
+    people: list[str],
+    moved: dict[str, str],
+) -> None:
+    """`decisions-archive.md`, which Squad's `nap` fills with the blocks it moves out of the log. Canon
+    only reads it: a block that left the log for it archives its decision; a block the ledger has never
+    held is adopted as an archived decision (history, never context)."""
+    path = layout.decisions_archive
+    found = foreign_text(workspace, path, files.get(path), report, limit=MAX_ADOPT_BYTES)
+    if found is None:
+        return
+    text, digest = found
+    row = manifest.entry(project, files, path)
+    parsed = squad.parse_decisions(text, known_people=people)
+    blocks = [part for part in parsed if isinstance(part, squad.Block)]
+    by_digest = {sha(b.text): b for b in blocks}
+    parts = {d: row.parts[d] for d in by_digest if d in row.parts}
+    arrived = {d: moved[d] for d in by_digest if d not in parts and d in moved}
+    new = [b for d, b in by_digest.items() if d not in parts and d not in arrived]
+    ids = [int(k.split(":", 1)[1]) for k in arrived.values() if k.startswith("decision:")]
+    if report.dry_run:
+        what = f"would archive {_count(len(ids), 'decision')}, adopt {_count(len(new), 'archived block')}"
+        report.adopted.append((path, what))
+        return
+    try:
+        archived = services.decisions_archived_outside(project=project, decision_ids=ids, origin=path)
+        decisions = services.decisions_adopt(
+            project=project,
+            boundaries=False,
+            items=[_adopted_block(b, DecisionStatus.ARCHIVED) for b in new],
+            origin=path,
+        )
+    except services.Conflict as exc:
+        report.skipped.append((path, f"{exc.message}; left untouched"))
+        return
+    parts.update(arrived)
+    parts.update({sha(b.text): key(d) for b, d in zip(new, decisions, strict=True)})
+    _remember(row, digest=digest, parts=parts, placed=set(parts.values()))
+    if archived:
+        titles = "; ".join(d.title for d in archived[:5]) + (" …" if len(archived) > 5 else "")
+        report.archived.append(
+            (path, f"{_count(len(archived), 'decision')} moved here from the log, archived: {titles}")
+        )
+    report.adopted.append((path, f"{_count(len(decisions), 'archived decision')} adopted"))
+    report.lines.append((path, coverage.line_report(parsed).describe()))
 
 
 _WHAT = re.compile(r"^\*\*What:\*\*[ \t]*(.+)$", re.MULTILINE)
@@ -219,19 +308,33 @@ def parse_front_matter_proposal(front: str, body: str) -> Proposal:
 
 
 def parse_inbox_file(project: Project, name: str, text: str, agent_folders: list[str]) -> Proposal:
-    """Either shape of inbox file as a proposal; ValueError with the reason when it cannot be one."""
-    text = text.removeprefix("\ufeff")
+    """Any shape of inbox file as a proposal; ValueError with the reason when it cannot be one.
+
+    - front matter with `agent` and `slug` (Canon's files before it wrote Squad's own shape);
+    - front matter with `author` and `class` (what `squad memory write` puts in the inbox);
+    - no front matter: Squad's own shapes, Canon's included (`squad.parse_native_proposal`).
+    """
+    text = squad.without_controls(text.removeprefix("\ufeff"))
     split = squad.split_front_matter(text.lstrip("\r\n"))
     if split is not None:
+        try:
+            meta = squad.load_yaml(split[0].strip().strip("-"))
+        except squad.FrontMatterError as exc:
+            raise ValueError(str(exc)) from exc
+        if "agent" not in meta and "author" in meta and "class" in meta:
+            return _from_native(project, squad.parse_squad_memory(name, meta, split[1]))
         proposal = parse_front_matter_proposal(*split)
         slug = squad.slug_from_filename(f"{proposal.slug}.md")
         if not slug:
             raise ValueError(f"bad slug: {proposal.slug!r} has no letters or digits")
         proposal.slug = slug
         return proposal
-    native = squad.parse_native_proposal(name, text, agent_folders)
+    return _from_native(project, squad.parse_native_proposal(name, text, agent_folders))
+
+
+def _from_native(project: Project, native: squad.Proposal) -> Proposal:
     if not native.slug:
-        raise ValueError(f"bad slug: the file name {name!r} has no letters or digits")
+        raise ValueError("bad slug: the file name has no letters or digits")
     content = native.content or native.title
     if not content.strip():
         raise ValueError("no content")
@@ -242,6 +345,9 @@ def parse_inbox_file(project: Project, name: str, text: str, agent_folders: list
         title=native.title,
         content=content,
         rationale=native.rationale,
+        tags=list(native.tags) or None,
+        importance=native.importance or None,
+        run_id=native.run_id,
         date=native.date,
     )
 
@@ -254,23 +360,64 @@ def _words(text: str) -> set[str]:
     return set(_normalised(text).split())
 
 
+_Candidate = TypeVar("_Candidate")
+
 # How much of an entry's wording a block must hold to be the one Squad's Scribe merged it into.
 MERGED_OVERLAP = 0.9
 
 
-def _merged_into(entry: InboxEntry, candidates: list[Decision]) -> Decision | None:
+def _merged_into(
+    entry: InboxEntry, candidates: list[_Candidate], text: Callable[[_Candidate], tuple[str, str]]
+) -> _Candidate | None:
     """The new block that took in this entry's text: the one holding most of its words (at least 90%),
-    else one with the same title."""
+    else one with the same title. `text` gives a candidate's (title, whole text)."""
     wanted = _words(f"{entry.title} {entry.content} {entry.rationale}")
     best, score = None, MERGED_OVERLAP
-    for decision in candidates:
-        overlap = len(wanted & _words(decision.markdown)) / len(wanted) if wanted else 0
+    for candidate in candidates:
+        overlap = len(wanted & _words(text(candidate)[1])) / len(wanted) if wanted else 0
         if overlap >= score:
-            best, score = decision, overlap
+            best, score = candidate, overlap
     if best is not None:
         return best
     title = _normalised(entry.title)
-    return next((d for d in candidates if title and _normalised(d.title) == title), None)
+    return next((c for c in candidates if title and _normalised(text(c)[0]) == title), None)
+
+
+def _decision_text(decision: Decision) -> tuple[str, str]:
+    return decision.title, decision.markdown
+
+
+def _block_text(block: squad.Block) -> tuple[str, str]:
+    return block.title, block.text
+
+
+def _taken_by_squad(
+    project: Project,
+    workspace: fs.Workspace,
+    layout: Layout,
+    files: dict[str, MirrorFile],
+    new: list[squad.Block],
+) -> dict[str, InboxEntry]:
+    """New blocks of the log that are a decided entry's team file, which Squad took into the log before
+    Canon's export took it out of the inbox (sha256 of the block -> the entry): the file is gone, and the
+    block holds its words."""
+    prefix = layout.inbox + "/"
+    gone = [
+        path[len(prefix) :]
+        for path, row in files.items()
+        if path.startswith(prefix) and row.adopted and workspace.kind(path) == "absent"
+    ]
+    if not gone or not new:
+        return {}
+    taken: dict[str, InboxEntry] = {}
+    candidates = list(new)
+    decided = InboxEntry.objects.filter(project=project, file__in=gone).exclude(status=EntryStatus.PENDING)
+    for entry in decided.select_related("decision"):
+        block = _merged_into(entry, candidates, _block_text)
+        if block is not None:
+            taken[sha(block.text)] = entry
+            candidates.remove(block)
+    return taken
 
 
 def _import_inbox(
@@ -303,10 +450,16 @@ def _import_inbox(
             continue
         text, digest = found
         if name in by_file:
-            report.conflicts.append(
-                (path, f"edited since it was imported as {by_file[name].slug!r}; the ledger keeps its text")
-            )
-            continue
+            earlier = by_file[name]
+            if earlier.status == EntryStatus.PENDING or path in files:
+                report.conflicts.append(
+                    (path, f"edited since it was imported as {earlier.slug!r}; the ledger keeps its text")
+                )
+                continue
+            # Canon took the decided entry's file out of the inbox; this is a new file under that name.
+            if not report.dry_run:
+                services.entry_file_release(project=project, entry_id=earlier.pk)
+            del by_file[name]
         try:
             proposal = parse_inbox_file(project, name, text, agent_folders)
         except ValueError as exc:
@@ -340,16 +493,25 @@ def _create_entries(
             continue
         claimed[proposal.slug] = path
         entry = existing.get(proposal.slug)
+        if entry is not None and _same_text(entry, proposal):
+            report.unchanged.append(path)
+            if not report.dry_run:
+                _remember(manifest.entry(project, files, path), digest=digest, parts={}, placed=set())
+            continue
         if entry is not None:
-            if _same_text(entry, proposal):
-                report.unchanged.append(path)
-                if not report.dry_run:
-                    _remember(manifest.entry(project, files, path), digest=digest, parts={}, placed=set())
-            else:
+            free = (
+                _free_slug(project, proposal)
+                if entry.status != EntryStatus.PENDING and entry.file != name
+                else None
+            )
+            if free is None:
                 report.conflicts.append(
                     (path, f"the ledger already has {proposal.slug!r} ({entry.status}) with other text")
                 )
-            continue
+                continue
+            # A new proposal under a decided entry's slug, whose file has left the inbox: de-collided as
+            # every proposal is (`{slug}--{agent}`).
+            proposal.slug = free
         if report.dry_run:
             report.created.append(proposal.slug)
             continue
@@ -381,6 +543,20 @@ def _create_entries(
             placed=set(),
         )
         report.created.append(created.slug)
+
+
+def _free_slug(project: Project, proposal: Proposal) -> str | None:
+    """The first of `{slug}--{agent}`, `{slug}--{agent}--2`, … no entry of the project has; None when none
+    of the first hundred is free."""
+    try:
+        segment = agent_segment(services.adopted_agent_name(proposal.agent))
+    except InvalidValue:
+        return None
+    base = f"{proposal.slug}--{segment}"
+    taken = set(
+        InboxEntry.objects.filter(project=project, slug__startswith=base).values_list("slug", flat=True)
+    )
+    return next((c for c in (base, *(f"{base}--{n}" for n in range(2, 101))) if c not in taken), None)
 
 
 def _same_text(entry: InboxEntry, proposal: Proposal) -> bool:
@@ -416,7 +592,7 @@ def _gone_inbox_files(
     for path in gone:
         entry = by_file.get(path[len(prefix) :])
         if entry is not None and entry.status == EntryStatus.PENDING:
-            decision = _merged_into(entry, candidates)
+            decision = _merged_into(entry, candidates, _decision_text)
             if decision is not None:
                 if not report.dry_run:
                     services.entry_merged_outside(
@@ -456,23 +632,34 @@ def _adopt_histories(
         if progress:
             progress(path)
         known = files.get(path)
+        previous = dict(known.parts) if known is not None else {}
         found = foreign_text(workspace, path, known, report, limit=MAX_ADOPT_BYTES)
         if found is None:
             continue
         text, digest = found
         row = manifest.entry(project, files, path)
-        entries = [part for part in squad.parse_history(text) if isinstance(part, squad.Entry)]
+        parsed = squad.parse_history(text)
+        entries = [part for part in parsed if isinstance(part, squad.Entry)]
         parts = {sha(e.text): row.parts[sha(e.text)] for e in entries if sha(e.text) in row.parts}
         new = list({sha(e.text): e for e in entries if sha(e.text) not in parts}.values())
         if report.dry_run:
             report.adopted.append((path, f"would adopt {_count(len(new), 'memory', 'memories')}"))
             continue
+        gone = [k for d, k in previous.items() if d not in parts and k.startswith("agentmemory:")]
         try:
             agent = row.agent if row.agent is not None else _folder_agent(project, folder)
             memories = services.memories_adopt(
                 project=project,
                 agent_name=agent.name,
-                items=[services.Adopted(markdown=e.text, content=e.content, type=e.type) for e in new],
+                items=[
+                    services.Adopted(
+                        markdown=squad.without_controls(e.text),
+                        content=squad.without_controls(e.content),
+                        type=e.type,
+                        date=e.date,
+                    )
+                    for e in new
+                ],
                 origin=path,
             )
         except services.Conflict as exc:
@@ -482,7 +669,54 @@ def _adopt_histories(
         parts.update({sha(e.text): key(m) for e, m in zip(new, memories, strict=True)})
         row.agent = agent
         _remember(row, digest=digest, parts=parts, placed=set(parts.values()))
+        edited = services.memories_edited_outside(
+            project=project, replaced=_edited_in_place(project, gone, memories), origin=path
+        )
+        for old, replacement in edited:
+            report.edited.append(
+                (path, f"memory {old.pk} edited in the file; memory {replacement.pk} holds the edited text")
+            )
         report.adopted.append((path, f"{_count(len(memories), 'memory', 'memories')} adopted"))
+        report.lines.append((path, coverage.line_report(parsed).describe()))
+
+
+# How alike a line someone edited must stay to its old text to count as the same memory edited.
+EDITED_LIKENESS = 0.6
+
+
+def _edited_in_place(
+    project: Project, gone: list[str], adopted: list[AgentMemory]
+) -> list[tuple[AgentMemory, AgentMemory]]:
+    """Pairs (old, new): a memory whose text left the file and a memory adopted from the file in the same
+    import whose text is at least `EDITED_LIKENESS` alike (an address scrubbed, a typo fixed); each memory
+    in at most one pair, most alike first."""
+    if not gone or not adopted:
+        return []
+    ids = [int(k.split(":", 1)[1]) for k in gone]
+    olds = list(
+        AgentMemory.objects.filter(project=project, pk__in=ids, status=MemoryStatus.ACTIVE).only(
+            "pk", "content", "status", "agent_id"
+        )
+    )
+    scored = []
+    for old in olds:
+        for new in adopted:
+            if new.agent_id != old.agent_id:
+                continue
+            matcher = SequenceMatcher(None, old.content, new.content, autojunk=False)
+            if matcher.real_quick_ratio() >= EDITED_LIKENESS and matcher.quick_ratio() >= EDITED_LIKENESS:
+                ratio = matcher.ratio()
+                if ratio >= EDITED_LIKENESS:
+                    scored.append((ratio, old, new))
+    pairs = []
+    taken_old: set[int] = set()
+    taken_new: set[int] = set()
+    for _, old, new in sorted(scored, key=lambda item: -item[0]):
+        if old.pk not in taken_old and new.pk not in taken_new:
+            pairs.append((old, new))
+            taken_old.add(old.pk)
+            taken_new.add(new.pk)
+    return pairs
 
 
 def _folder_agent(project: Project, folder: str) -> Agent:
@@ -536,6 +770,12 @@ def _adopt_now(
 # ---------------------------------------------------------------------------------------------
 
 
+def _known_people(project: Project, workspace: fs.Workspace, layout: Layout) -> list[str]:
+    """The names a `— Name:` part of a block heading may be: the agent folders and the ledger's agents."""
+    folders = workspace.folders(layout.agents) if workspace.kind(layout.agents) == "dir" else []
+    return sorted({*folders, *Agent.objects.filter(project=project).values_list("name", flat=True)})
+
+
 def import_project(
     project: Project, *, dry_run: bool = False, progress: Callable[[str], None] | None = None
 ) -> ImportReport:
@@ -551,7 +791,9 @@ def import_project(
         files = manifest.load(project, workspace, dry_run=dry_run)
         if progress:
             progress(layout.decisions)
-        adopted = _adopt_decisions(project, workspace, layout, files, report)
+        people = _known_people(project, workspace, layout)
+        adopted, moved = _adopt_decisions(project, workspace, layout, files, report, people)
+        _adopt_archive(project, workspace, layout, files, report, people, moved)
         _import_inbox(project, workspace, layout, files, report, adopted, progress)
         _adopt_histories(project, workspace, layout, files, report, progress)
         _adopt_now(project, workspace, layout, files, report)

@@ -172,8 +172,10 @@ def memories_edited_outside(
 ) -> list[tuple[AgentMemory, AgentMemory]]:
     """Memories whose lines someone edited in place in their file (Squad's `scrub-emails` removing an
     address, a person fixing a typo): each `(old, new)` pair's old memory, if still active, is
-    superseded by the new one adopted from the edited line, and audited with the file. Returns the pairs
-    that were superseded."""
+    superseded by the new one adopted from the edited line, and audited with the file. The new memory
+    keeps what the ledger knew of the old one beyond its text (importance, tags, pin, category). Returns
+    the pairs that were superseded."""
+    kept = ("importance", "importance_rank", "tags", "tag_index", "cross_team", "pinned", "category")
     done = []
     with transaction.atomic():
         for old, new in replaced:
@@ -181,6 +183,10 @@ def memories_edited_outside(
                 status=MemoryStatus.SUPERSEDED, superseded_by=new, updated_at=timezone.now()
             )
             if won:
+                source = AgentMemory.objects.only(*kept).get(pk=old.pk)
+                for name in kept:
+                    setattr(new, name, getattr(source, name))
+                new.save(update_fields=[*kept, "updated_at"])
                 old.status, old.superseded_by = MemoryStatus.SUPERSEDED, new
                 done.append((old, new))
         audit_many(

@@ -793,7 +793,6 @@ def test_no_interleaving_of_writers_loses_a_line(db, data_dir, tmp_path_factory,
     ("data", "reason"),
     [
         ("# Squad Decisions\n\n### 2026-01-01: Café\n".encode("latin-1"), "not UTF-8"),
-        (b"# Squad Decisions\n\n### 2026-01-01: Nul\n\x00\n", "contains a NUL character"),
     ],
 )
 def test_a_log_canon_cannot_read_safely_is_reported_and_left_untouched(adopting, root, data, reason):

@@ -11,7 +11,7 @@ PYTEST_ARGS ?=
 WORKERS ?=
 PIDFILE ?= var/serve.pid
 
-.PHONY: install chromium run serve demo test lint typecheck pytest bench clean
+.PHONY: install chromium squad-tools run serve demo test lint typecheck pytest bench clean
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -30,6 +30,29 @@ chromium:
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
 	else \
 		echo "chromium is missing: run 'sudo apt-get install -y chromium' (needed by tests/browser)"; exit 1; \
+	fi
+
+# The interop tests (tests/interop/) run the published Squad program: its CLI and SDK, with the Node 22 they
+# need, pinned by tests/interop/package-lock.json. They are installed once per lock file into a folder outside
+# the checkout, which later runs and fresh clones on the same machine reuse; the tests find it through
+# SQUAD_TOOLS (tests/interop/squad.py computes the same default). `npm install --no-save` installs exactly the
+# lock's versions (`npm ls` checks the tree against it); `npm ci` refuses this lock, which holds the optional
+# platform packages of Linux only.
+SQUAD_TOOLS ?= $(HOME)/.cache/canon/squad-$(shell cksum tests/interop/package-lock.json | cut -d' ' -f1)
+export SQUAD_TOOLS
+
+squad-tools:
+	@if [ ! -f "$(SQUAD_TOOLS)/.installed" ]; then \
+		echo "installing Squad for the interop tests into $(SQUAD_TOOLS)"; \
+		rm -rf "$(SQUAD_TOOLS)"; \
+		partial="$(SQUAD_TOOLS).partial-$$$$"; \
+		mkdir -p "$$partial" \
+		&& cp tests/interop/package.json tests/interop/package-lock.json "$$partial/" \
+		&& (cd "$$partial" && npm install --no-save --no-audit --no-fund --loglevel=error && npm ls --all >/dev/null) \
+		&& "$$partial/node_modules/.bin/node" -e 'const [a, b] = process.versions.node.split(".").map(Number); process.exit(a > 22 || (a === 22 && b >= 5) ? 0 : 1)' \
+		&& touch "$$partial/.installed" \
+		&& { mv -T "$$partial" "$(SQUAD_TOOLS)" 2>/dev/null || rm -rf "$$partial"; } \
+		|| { rm -rf "$$partial"; echo "could not install Squad into $(SQUAD_TOOLS)"; exit 1; }; \
 	fi
 
 # `make run` is a development server: debug pages and the built-in development secret key, unless the
@@ -66,7 +89,7 @@ lint: install
 typecheck: install
 	$(BIN)/mypy
 
-pytest: install chromium
+pytest: install chromium squad-tools
 	$(BIN)/pytest $(PYTEST_ARGS)
 
 test: lint typecheck pytest
@@ -78,6 +101,7 @@ bench: install
 	$(BIN)/python bench/dashboard.py
 	$(BIN)/python bench/http.py
 	$(BIN)/python bench/search.py
+	$(BIN)/python bench/adoption.py
 
 clean:
 	rm -rf $(VENV) var staticfiles .pytest_cache .mypy_cache .ruff_cache

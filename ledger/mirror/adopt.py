@@ -645,7 +645,11 @@ def _adopt_histories(
         if report.dry_run:
             report.adopted.append((path, f"would adopt {_count(len(new), 'memory', 'memories')}"))
             continue
-        gone = [k for d, k in previous.items() if d not in parts and k.startswith("agentmemory:")]
+        gone = {d: k for d, k in previous.items() if d not in parts and k.startswith("agentmemory:")}
+        for moved in _history_archive(
+            project, workspace, layout.history_archive(folder), files, report, gone
+        ):
+            gone.pop(moved)
         try:
             agent = row.agent if row.agent is not None else _folder_agent(project, folder)
             memories = services.memories_adopt(
@@ -670,7 +674,7 @@ def _adopt_histories(
         row.agent = agent
         _remember(row, digest=digest, parts=parts, placed=set(parts.values()))
         edited = services.memories_edited_outside(
-            project=project, replaced=_edited_in_place(project, gone, memories), origin=path
+            project=project, replaced=_edited_in_place(project, list(gone.values()), memories), origin=path
         )
         for old, replacement in edited:
             report.edited.append(
@@ -678,6 +682,33 @@ def _adopt_histories(
             )
         report.adopted.append((path, f"{_count(len(memories), 'memory', 'memories')} adopted"))
         report.lines.append((path, coverage.line_report(parsed).describe()))
+
+
+def _history_archive(
+    project: Project,
+    workspace: fs.Workspace,
+    path: str,
+    files: dict[str, MirrorFile],
+    report: ImportReport,
+    gone: dict[str, str],
+) -> list[str]:
+    """`agents/{folder}/history-archive.md`, where Squad's `nap` moves the older sections of a history
+    over 15 KB. Canon only reads it: a memory whose entry left the history for it is archived. Returns
+    the sha256 of the entries that arrived there (keys of `gone`)."""
+    found = foreign_text(workspace, path, files.get(path), report, limit=MAX_ADOPT_BYTES)
+    if found is None:
+        return []
+    text, digest = found
+    entries = [part for part in squad.parse_history(text) if isinstance(part, squad.Entry)]
+    arrived = {sha(e.text): gone[sha(e.text)] for e in entries if sha(e.text) in gone}
+    ids = [int(k.split(":", 1)[1]) for k in arrived.values()]
+    archived = services.memories_archived_outside(project=project, memory_ids=ids, origin=path)
+    row = manifest.entry(project, files, path)
+    parts = {**{d: k for d, k in row.parts.items() if d in {sha(e.text) for e in entries}}, **arrived}
+    _remember(row, digest=digest, parts=parts, placed=set(parts.values()))
+    if archived:
+        report.archived.append((path, f"{_count(len(archived), 'memory', 'memories')} moved here, archived"))
+    return list(arrived)
 
 
 # How alike a line someone edited must stay to its old text to count as the same memory edited.

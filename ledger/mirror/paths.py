@@ -55,6 +55,10 @@ class Layout:
     def history(self, folder: str) -> str:
         return f"{self.agents}/{folder}/history.md"
 
+    def history_archive(self, folder: str) -> str:
+        """Where Squad's `nap` moves the older sections of a history over 15 KB."""
+        return f"{self.agents}/{folder}/history-archive.md"
+
     def folders_written(self) -> list[str]:
         """The folders Canon writes files into (where a crash may have left a temporary file)."""
         return [self.team, self.inbox, f"{self.team}/identity", ".agentweaver/context"]

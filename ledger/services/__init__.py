@@ -23,6 +23,7 @@ from ledger.services.adoption import (
     decisions_adopt,
     decisions_archived_outside,
     memories_adopt,
+    memories_archived_outside,
     memories_edited_outside,
 )
 from ledger.services.compilations import compilation_record, compilations_prune
@@ -142,6 +143,7 @@ __all__ = [
     "episode_record",
     "invalid",
     "memories_adopt",
+    "memories_archived_outside",
     "memories_edited_outside",
     "memory_archive",
     "memory_dismiss_similar",

@@ -167,6 +167,26 @@ def decisions_archived_outside(
         return decisions
 
 
+def memories_archived_outside(
+    *, project: Project, memory_ids: Sequence[int], origin: str
+) -> list[AgentMemory]:
+    """Active memories whose entries someone moved out of a history into its archive file (Squad's `nap`
+    keeps a history under 15 KB so): archived, each audited with the file. Returns the memories archived."""
+    with transaction.atomic():
+        memories = list(
+            AgentMemory.objects.select_for_update().filter(
+                project=project, pk__in=list(memory_ids), status=MemoryStatus.ACTIVE
+            )
+        )
+        AgentMemory.objects.filter(pk__in=[m.pk for m in memories], status=MemoryStatus.ACTIVE).update(
+            status=MemoryStatus.ARCHIVED, updated_at=timezone.now()
+        )
+        for memory in memories:
+            memory.status = MemoryStatus.ARCHIVED
+        audit_many(project=project, objects=memories, action="archive", detail={"file": origin})
+        return memories
+
+
 def memories_edited_outside(
     *, project: Project, replaced: Sequence[tuple[AgentMemory, AgentMemory]], origin: str
 ) -> list[tuple[AgentMemory, AgentMemory]]:

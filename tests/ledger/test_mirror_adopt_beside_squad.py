@@ -298,3 +298,57 @@ def test_a_decided_file_squad_merged_before_canons_export_is_not_a_second_decisi
     before = snapshot(workspace)
     assert sync(project)[1].written == []
     assert snapshot(workspace) == before
+
+
+def nap_compress(history: Path, keep: int = 5) -> None:
+    """What `squad nap` does to a history over 15 KB: Core Context and the last `keep` other `##`
+    sections stay; the others are appended to `history-archive.md` beside it."""
+    lines = history.read_text(encoding="utf-8").split("\n")
+    starts = [i for i, line in enumerate(lines) if re.match(r"^##\s", line)]
+    sections = list(zip(starts, [*starts[1:], len(lines)], strict=True))
+    core = [s for s in sections if re.match(r"^##\s+Core\s+Context", lines[s[0]], re.IGNORECASE)]
+    others = [s for s in sections if s not in core]
+    moved, kept = others[:-keep], others[-keep:]
+    archive = history.with_name("history-archive.md")
+    with archive.open("a", encoding="utf-8") as out:
+        out.write("\n".join(line for s, e in moved for line in [*lines[s:e], ""]) + "\n")
+    head = lines[: starts[0]]
+    history.write_text(
+        "\n".join([*head, *(line for s, e in [*core, *kept] for line in lines[s:e])]), encoding="utf-8"
+    )
+
+
+def test_memories_nap_moved_to_a_history_archive_are_archived(project, workspace):
+    folder = workspace / ".squad/agents/marlow"
+    folder.mkdir(parents=True)
+    history = folder / "history.md"
+    sprints = "".join(
+        f"## Sprint {n}\n\n- Sprint {n} shipped the {word} screen; see the review notes.\n\n"
+        for n, word in enumerate(["tide", "berth", "crew", "fuel", "catch"], start=1)
+    )
+    history.write_text(
+        "# Marlow — History\n\n## Core Context\n\n- Owns the sync service.\n\n"
+        "## Learnings\n\n- Retries need 0-500 ms of jitter.\n\n" + sprints,
+        encoding="utf-8",
+    )
+    sync(project)
+    old = services.memory_record(
+        project=project, agent_name="marlow", type="learning", content="Regenerate fixtures from the schema."
+    )
+    sync(project)
+    assert "Regenerate fixtures" in history.read_text(encoding="utf-8")
+    adopted = AgentMemory.objects.get(content="Retries need 0-500 ms of jitter.")
+
+    nap_compress(history)
+    assert "Regenerate fixtures" in (folder / "history-archive.md").read_text(encoding="utf-8")
+    before = snapshot(workspace)
+    report, _ = sync(project)
+
+    assert {m.pk: m.status for m in AgentMemory.objects.filter(pk__in=[old.pk, adopted.pk])} == {
+        old.pk: MemoryStatus.ARCHIVED,
+        adopted.pk: MemoryStatus.ARCHIVED,
+    }
+    assert AgentMemory.objects.get(content="Owns the sync service.").status == MemoryStatus.ACTIVE
+    assert [path for path, _ in report.archived] == [".squad/agents/marlow/history-archive.md"]
+    assert snapshot(workspace) == before
+    assert sync(project)[1].written == []

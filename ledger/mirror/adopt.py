@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from contextlib import suppress
 from dataclasses import dataclass
 from datetime import datetime
 from difflib import SequenceMatcher
@@ -153,7 +154,10 @@ def _adopt_decisions(
         if entry.status == EntryStatus.MERGED and entry.decision is not None:
             # The merged decision's block is the one Squad appended: known by it, written as it is.
             block = next(b for b in new if sha(b.text) == digest_of_block)
-            services.entry_file_text_keep(project=project, entry=entry, markdown=block.text)
+            with suppress(services.LedgerError):
+                services.entry_file_text_keep(
+                    project=project, entry=entry, markdown=squad.without_controls(block.text)
+                )
             parts[digest_of_block] = key(entry.decision)
             report.merged.append(
                 (layout.inbox_file(entry.file), f"{entry.slug!r}: the block Squad appended is its decision")

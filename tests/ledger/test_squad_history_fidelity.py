@@ -455,15 +455,17 @@ def long_history(sections: int) -> str:
 
 
 def test_a_long_history_is_read_into_rows_in_linear_time():
-    small, large = long_history(200), long_history(800)
-    small_time, small_parts = fastest(lambda: parts_of(small), runs=3)
+    # Eight times the text: linear time is about eight times as long, quadratic sixty-four; the bound
+    # leaves room for a busy machine.
+    small, large = long_history(200), long_history(1600)
+    small_time, small_parts = fastest(lambda: parts_of(small), runs=5)
     large_time, large_parts = fastest(lambda: parts_of(large), runs=3)
     assert "".join(p.text for p in large_parts) == large
     assert share_read(large_parts) >= 0.95
-    assert len([p for p in large_parts if isinstance(p, Entry)]) > 3 * len(
+    assert len([p for p in large_parts if isinstance(p, Entry)]) > 7 * len(
         [p for p in small_parts if isinstance(p, Entry)]
     )
-    assert large_time < 1.0 and large_time < 8 * small_time
+    assert large_time < 2.0 and large_time < 24 * small_time
 
 
 @pytest.mark.parametrize(

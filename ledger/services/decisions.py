@@ -218,8 +218,14 @@ def decision_edit(
         )
         for key, value in changes.items():
             setattr(decision, key, value)
+        written = []
+        if decision.markdown and decision.source != Source.IMPORT:
+            # A proposal merged from a team's inbox file went into the log as the file's text; once
+            # edited, the log shows the edited decision in Canon's own block.
+            decision.markdown = ""
+            written = ["markdown"]
         decision.tokens = count_tokens(decision_block(decision))
-        decision.save(update_fields=[*changes, "tokens", "updated_at"])
+        decision.save(update_fields=[*changes, *written, "tokens", "updated_at"])
         audit(
             project=project,
             actor=by,

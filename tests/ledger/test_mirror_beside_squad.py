@@ -202,6 +202,24 @@ def test_after_the_merge_nothing_changes_again_and_no_block_is_adopted_twice(pro
     assert snapshot(root)[".squad/agents/juno/history.md"] == after_merge[".squad/agents/juno/history.md"]
 
 
+def test_a_merged_team_text_edited_later_is_written_as_canons_block(project, root):
+    sync(project)
+    entry = entry_of(project, "juno-palette-tokens.md")
+    services.entry_merge(project=project, entry_id=entry.pk, by="kestrel")
+    mirror.export_project(project)
+    entry.refresh_from_db()
+    services.decision_edit(
+        project=project, decision_id=entry.decision.pk, by="kestrel", content="Use six palette tokens."
+    )
+
+    mirror.export_project(project)
+
+    log = (root / ".squad/decisions.md").read_text(encoding="utf-8")
+    assert PALETTE not in log
+    assert "Use six palette tokens." in log and f", #{entry.decision.pk})\n" in log
+    assert sync(project)[1].written == []
+
+
 def test_a_block_the_scribe_appends_after_the_merge_is_the_only_one_adopted(project, root):
     sync(project)
     entry = entry_of(project, "juno-palette-tokens.md")

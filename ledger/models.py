@@ -283,6 +283,10 @@ class Decision(models.Model):
     origin = models.CharField(max_length=1024, blank=True)
     # Tokens of this decision's block in the compiled context, counted when the row is written.
     tokens = models.PositiveIntegerField(default=0)
+    # Held for review: a block someone added to a team's decision log after it was adopted. No person
+    # has looked at it yet, so it reaches no agent's context (as a boundary or as relevant knowledge)
+    # until a coordinator retypes or edits it.
+    held = models.BooleanField(default=False)
     status_changed_at = models.DateTimeField(null=True, blank=True)
     # Set on insert; an adopted row takes the date its file gives it.
     created_at = models.DateTimeField(default=timezone.now, editable=False)

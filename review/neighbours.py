@@ -170,7 +170,7 @@ def neighbours(rows: QuerySet[Any], row: Model, *, groups: tuple[str, Groups] | 
     if keys is None or (grouped and grouped[keys[0]] is None):
         columns["first"] = _first_grouped(rows, order[1:], grouped) if grouped else _one(rows, order)
     else:
-        columns["held"] = Exists(rows.filter(pk=OuterRef("pk")))
+        columns["in_list"] = Exists(rows.filter(pk=OuterRef("pk")))
         columns |= _around_grouped(rows, order, keys, grouped) if grouped else _around(rows, order, keys)
         if grouped:
             columns["first"] = _first_grouped(rows, order[1:], grouped)
@@ -178,7 +178,7 @@ def neighbours(rows: QuerySet[Any], row: Model, *, groups: tuple[str, Groups] | 
             # The key came with the row, which the list may not hold: its first row stands in.
             columns["first"] = _one(rows, order)
     found = here.values(**columns).first() or {}
-    if not found.get("held"):
+    if not found.get("in_list"):
         return Neighbours(None, None, None, found.get("total") or 0, found.get("first"))
     position = found["before"] + found.get("before_groups", 0) + 1
     return Neighbours(found["previous"], found["next"], position, found["total"])

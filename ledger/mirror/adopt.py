@@ -177,9 +177,14 @@ def _adopt_decisions(
         return [], {}
     parts.update({sha(b.text): key(d) for b, d in zip(new, decisions, strict=True)})
     _remember(row, digest=digest, parts=parts, placed=set(parts.values()))
-    held = sum(1 for b, d in zip(new, decisions, strict=True) if d.type != (b.type or project.squad_type))
+    retyped = sum(1 for b, d in zip(new, decisions, strict=True) if d.type != (b.type or project.squad_type))
+    if retyped:
+        kept += (
+            f" ({_count(retyped, 'boundary', 'boundaries')} typed technical until a coordinator retypes it)"
+        )
+    held = sum(1 for d in decisions if d.held)
     if held:
-        kept += f" ({_count(held, 'boundary', 'boundaries')} typed technical until a coordinator retypes it)"
+        kept += f" ({_count(held, 'decision')} held for review)"
     report.adopted.append((path, f"{_count(len(decisions), 'decision')} adopted{kept}"))
     report.lines.append((path, coverage.line_report(parsed).describe()))
     return decisions, gone

@@ -365,7 +365,9 @@ def _agentweaver_section(decision: Decision) -> str:
 
 
 def render_boundaries(decisions: Sequence[Decision]) -> str:
-    active = [d for d in decisions if d.status == DecisionStatus.ACTIVE and d.type in BOUNDARY_TYPES]
+    active = [
+        d for d in decisions if d.status == DecisionStatus.ACTIVE and d.type in BOUNDARY_TYPES and not d.held
+    ]
     return "\n".join(["# Boundaries\n", *[_agentweaver_section(d) for d in active]])
 
 

@@ -81,7 +81,9 @@ def decisions_adopt(
 
     With `boundaries=False` (blocks someone added to a log after a coordinator adopted it), no block
     becomes an architectural or scope decision by itself: those are typed `technical` until a coordinator
-    retypes them, so text written into a file never reaches every agent's boundaries unreviewed.
+    retypes them, so text written into a file never reaches every agent's boundaries unreviewed; and
+    each active one is held for review (`Decision.held`), out of every context, until a coordinator
+    retypes or edits it.
     """
     _checked_adopted(items)
     now = timezone.now()
@@ -99,6 +101,7 @@ def decisions_adopt(
                 or "Untitled",
                 content=item.content.strip() or item.title or item.markdown.strip(),
                 status=status,
+                held=not boundaries and status == DecisionStatus.ACTIVE,
                 status_changed_at=item.date or now,
                 source=Source.IMPORT,
                 markdown=item.markdown,

@@ -202,7 +202,8 @@ def decision_edit(
     content: str | None = None,
     rationale: str | None = None,
 ) -> Decision:
-    """Change a decision's text; the previous text is kept as an immutable revision."""
+    """Change a decision's text; the previous text is kept as an immutable revision. A decision held for
+    review (`Decision.held`) is held no longer: a coordinator has read it."""
     changes = checked_text_changes(title, content, rationale, title_required=True)
     with transaction.atomic():
         decision = _locked_decision(project, decision_id)
@@ -224,6 +225,9 @@ def decision_edit(
             # edited, the log shows the edited decision in Canon's own block.
             decision.markdown = ""
             written = ["markdown"]
+        if decision.held:
+            decision.held = False
+            written.append("held")
         decision.tokens = count_tokens(decision_block(decision))
         decision.save(update_fields=[*changes, *written, "tokens", "updated_at"])
         audit(
@@ -272,16 +276,20 @@ def decision_update(
 def decisions_retype(
     *, project: Project, decision_ids: Sequence[int], type: str, by: str, via: str = "dashboard"
 ) -> list[Decision]:
-    """Give several decisions one type (an adopted log is typed `technical` until someone looks)."""
+    """Give several decisions one type (an adopted log is typed `technical` until someone looks). A
+    decision held for review (`Decision.held`) is released by it, even to the type it has."""
     new_type = checked_choice("type", type, DecisionType.values)
     with transaction.atomic():
-        wanted = Decision.objects.filter(project=project, pk__in=list(decision_ids)).exclude(type=new_type)
+        wanted = Decision.objects.filter(project=project, pk__in=list(decision_ids)).exclude(
+            type=new_type, held=False
+        )
         decisions = list(locked(wanted))
         for decision in decisions:
             before = decision.type
             decision.type = new_type
+            decision.held = False
             decision.tokens = count_tokens(decision_block(decision))
-            decision.save(update_fields=["type", "tokens", "updated_at"])
+            decision.save(update_fields=["type", "held", "tokens", "updated_at"])
             audit(
                 project=project,
                 actor=by,

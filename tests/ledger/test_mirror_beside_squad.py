@@ -234,7 +234,7 @@ def test_a_block_the_scribe_appends_after_the_merge_is_the_only_one_adopted(proj
 
     imported, _ = sync(project)
 
-    assert imported.adopted == [(".squad/decisions.md", "1 decision adopted")]
+    assert imported.adopted == [(".squad/decisions.md", "1 decision adopted (1 decision held for review)")]
     assert Decision.objects.filter(project=project).count() == before + 1
     assert log.read_text(encoding="utf-8").count("Use five palette tokens") == 1
 

@@ -202,7 +202,7 @@ def test_a_block_appended_by_squads_scribe_is_adopted_and_kept(adopting, team, r
     assert after == before
     assert Decision.objects.filter(project=adopting, title="Ship the beta").count() == 1
     assert block.strip() in after.decode()
-    assert imported.adopted == [(".squad/decisions.md", "1 decision adopted")]
+    assert imported.adopted == [(".squad/decisions.md", "1 decision adopted (1 decision held for review)")]
     assert sync(adopting)[1].written == []
 
 

@@ -211,3 +211,33 @@ def test_adopted_decision_page_shows_its_origin_and_the_block_verbatim(lead, pro
 def test_a_decision_written_here_shows_no_origin(lead, project, decision):
     html = lead.get(reverse("review:decision", args=["alpha", decision.pk])).content.decode()
     assert "Adopted from" not in html and "As the team wrote it" not in html
+
+
+def test_a_held_decision_is_marked_and_retyping_it_to_its_own_type_releases_it(lead, project):
+    """A block added to an adopted log after its adoption is held for review: the list and its page say
+    so, and retyping it to the type it already has is a coordinator's act that releases it."""
+    (first,) = adopt(project, "Kept")
+    (held,) = services.decisions_adopt(
+        project=project,
+        items=[
+            services.Adopted(
+                markdown="### Added later\n", content="Added later.", type="", title="Added later"
+            )
+        ],
+        origin=".squad/decisions.md",
+        boundaries=False,
+    )
+    assert held.held and not first.held
+    listed = lead.get(DECISIONS).content.decode()
+    assert listed.count("held for review") == 1
+    page = lead.get(reverse("review:decision", args=[project.slug, held.pk])).content.decode()
+    assert "held for review" in page and "reaches no agent's context" in page
+    assert (
+        "held for review"
+        not in lead.get(reverse("review:decision", args=[project.slug, first.pk])).content.decode()
+    )
+    response = lead.post(RETYPE, {"ids": [held.pk], "type": "technical", "next": DECISIONS})
+    assert response.status_code == 302
+    assert not Decision.objects.get(pk=held.pk).held
+    assert "held for review" not in lead.get(DECISIONS).content.decode()
+    assert AuditEvent.objects.filter(action="retype", object_id=str(held.pk)).exists()

@@ -101,6 +101,7 @@ bench: install
 	$(BIN)/python bench/dashboard.py
 	$(BIN)/python bench/http.py
 	$(BIN)/python bench/search.py
+	$(BIN)/python bench/relevance.py
 	$(BIN)/python bench/adoption.py
 
 clean:

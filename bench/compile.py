@@ -3,17 +3,18 @@
     python bench/compile.py                     # SQLite (temporary file)
     python bench/compile.py --database-url postgres://postgres@127.0.0.1:5432/postgres
 
-Seeds 100,000 memories over 50 agents, 2,000 decisions (most of them long superseded or archived)
-and 500 sessions, then times 1,000 compiles for random agents through `ledger.context.compile`, and
-the same selection made with the fewest hand-written SQL queries through the bare database driver
-(the floor: one query for boundaries, one for the merged memory candidates, one for the session,
-the same text assembly). Prints median and p95 of both and their ratio.
+Seeds 100,000 memories over 50 agents, 5,000 decisions (the newest 60 active, and 40% of the older
+technical and process ones: about 1,000 active decisions, the rest superseded or archived) and 500
+sessions, then times 1,000 compiles for random agents through `ledger.context.compile`, and the same
+selection made with the fewest hand-written SQL queries through the bare database driver (the floor:
+one query for boundaries, one for the merged memory candidates, one for the session, the same text
+assembly). Prints median and p95 of both and their ratio.
 
 Then the task scenario: the same ledger with a realistic vocabulary (the words of the relevance
-check's memories, drawn as often as they occur there), 3% of memories cross-team, 2% closed sessions'
-summaries, and 20,000 episodes; 1,000 compiles with a task (the relevance check's tasks) through
-`ledger.context.compile`, against a floor made of the same queries run raw through the bare driver
-with nothing around them (no blending, no rendering).
+check's memories, drawn as often as they occur there, in memories and decisions alike), 3% of
+memories cross-team, 2% closed sessions' summaries, and 20,000 episodes; 1,000 compiles with a task
+(the relevance check's tasks) through `ledger.context.compile`, against a floor made of the same
+queries run raw through the bare driver with nothing around them (no blending, no rendering).
 """
 
 from __future__ import annotations
@@ -27,11 +28,12 @@ from _setup import memory_row, parse_args, percentile, setup_django
 
 AGENTS = 50
 MEMORIES = 100_000
-DECISIONS = 2_000
+DECISIONS = 5_000
+# The share of the older technical and process decisions left active: the relevant layer's candidates.
+ACTIVE_DECISIONS = 0.4
 SESSIONS = 500
 COMPILES = 1_000
 EPISODES = 20_000
-WORDS = "cache retry index token budget schema lock queue deploy review merge agent session".split()  # noqa: SIM905
 
 
 def vocabulary() -> tuple[list[str], list[int]]:
@@ -58,27 +60,33 @@ def seed() -> object:
         [Agent(project=project, key=f"agent-{i}", name=f"Agent-{i}") for i in range(AGENTS)]
     )
     start = timezone.now() - timedelta(days=365)
+    words, weights = vocabulary()
     decisions = []
     for i in range(DECISIONS):
         d = Decision(
             project=project,
             agent=rng.choice(agents),
             type=rng.choice(["architectural", "scope", "process", "technical"]),
-            title=f"Decision {i}: {' '.join(rng.sample(WORDS, 3))}",
-            content=" ".join(rng.choices(WORDS, k=40)),
-            rationale=" ".join(rng.choices(WORDS, k=12)),
-            created_at=start + timedelta(minutes=i),
+            title=f"Decision {i}: {' '.join(rng.choices(words, weights, k=rng.randint(3, 8)))}",
+            content=" ".join(rng.choices(words, weights, k=rng.randint(15, 80))),
+            rationale=" ".join(rng.choices(words, weights, k=rng.randint(0, 20))),
+            source=rng.choice(["coordinator", "inbox", "import"]),
+            created_at=start + timedelta(minutes=i * 100),
         )
         d.tokens = count_tokens(decision_block(d))
         decisions.append(d)
     decisions = Decision.objects.bulk_create(decisions, batch_size=500)
-    # Keep the newest 60 active; of the rest, half archived, half superseded by the next one.
+    # The newest 60 stay active, and ACTIVE_DECISIONS of the older technical and process ones; of the
+    # rest, half archived, half superseded by the next one.
+    archived = []
     for i, d in enumerate(decisions[:-60]):
+        if d.type in ("technical", "process") and rng.random() < ACTIVE_DECISIONS:
+            continue
         if i % 2:
-            Decision.objects.filter(pk=d.pk).update(status="archived")
+            archived.append(d.pk)
         else:
             Decision.objects.filter(pk=d.pk).update(status="superseded", superseded_by=decisions[i + 1].pk)
-    words, weights = vocabulary()
+    Decision.objects.filter(pk__in=archived).update(status="archived")
     rows = []
     for i in range(MEMORIES):
         content = " ".join(rng.choices(words, weights, k=rng.randint(8, 60)))
@@ -202,18 +210,27 @@ def floor_compile(
 
 
 def floor_relevant(
-    raw, engine: str, project_id: int, key: str, words: list[str], kept: list[str], expiry: object, limit: int
+    raw,
+    engine: str,
+    project_id: int,
+    key: str,
+    task: str,
+    words: list[str],
+    kept: list[str],
+    expiry: object,
+    limit: int,
 ) -> None:
     """The relevant layer's queries, raw: the compiler's own SQL through the bare driver (on SQLite with
     the count of each word's rows that leaves out the common ones; PostgreSQL reads them from its
     statistics, cached)."""
     from ledger.context import (
         RELEVANT_CANDIDATES,
+        RELEVANT_DECISION_SQL,
         RELEVANT_EPISODE_SQL,
         RELEVANT_MEMORY_SQL,
-        SHARES_SQLITE_WORD,
     )
-    from ledger.relevance import COMMON_SHARE, fts5_any, tsquery_any
+    from ledger.relevance import fts5_any, pg_any, task_pieces
+    from ledger.word_stats import COMMON_SHARE, SHARES_SQLITE_WORD
 
     mark = "?" if engine == "sqlite" else "%s"
     cur = raw.cursor()
@@ -224,7 +241,7 @@ def floor_relevant(
             [f'{{content tag_index}} : "{word}"' for word in words],
         )
         cur.fetchall()
-    query = tsquery_any(kept) if engine == "postgresql" else fts5_any(kept)
+    query = pg_any(kept, task_pieces(task)) if engine == "postgresql" else fts5_any(kept)
     me = (project_id, key)
     cur.execute(
         RELEVANT_MEMORY_SQL[engine].replace("%s", mark),
@@ -234,6 +251,8 @@ def floor_relevant(
     cur.execute(
         RELEVANT_EPISODE_SQL[engine].replace("%s", mark), (*me, query, project_id, RELEVANT_CANDIDATES)
     )
+    cur.fetchall()
+    cur.execute(RELEVANT_DECISION_SQL[engine].replace("%s", mark), (query, project_id, RELEVANT_CANDIDATES))
     cur.fetchall()
 
 
@@ -254,7 +273,7 @@ def task_scenario(engine: str, project, picks: list[tuple[int, str, str]]) -> No
     from django.db import connection
     from django.utils import timezone
 
-    from ledger import context
+    from ledger import context, word_stats
     from ledger.relevance import task_words
     from tests.relevance.memories import TASKS
 
@@ -262,13 +281,14 @@ def task_scenario(engine: str, project, picks: list[tuple[int, str, str]]) -> No
     tasks = [rng.choice(TASKS).text for _ in picks]
     for (_, _, name), task in list(zip(picks, tasks, strict=True))[:20]:  # warm caches
         context.compile(project, name, task=task)
-    timed, sizes = [], []
+    timed, sizes, decided = [], [], []
     for (_, _, name), task in zip(picks, tasks, strict=True):
         t = time.perf_counter()
         result = context.compile(project, name, task=task)
         timed.append((time.perf_counter() - t) * 1000)
         assert result.text is not None and result.error is None, result.error
-        sizes.append(len(result.relevant.ids) + len(result.relevant.episodes or []))
+        sizes.append(len(result.relevant.order))
+        decided.append(len(result.relevant.decisions or []))
 
     raw = floor_connection()
     expiry = connection.ops.adapt_datetimefield_value(timezone.now())
@@ -276,18 +296,27 @@ def task_scenario(engine: str, project, picks: list[tuple[int, str, str]]) -> No
     for (agent_id, key, _), task in zip(picks, tasks, strict=True):
         # The words the compiler keeps (the common ones left out); the floor repeats the SQL that chose them.
         with connection.cursor() as cursor:
-            kept = context.kept_task_words(cursor, engine, task_words(task))
+            kept = word_stats.kept_words(cursor, engine, task_words(task))
         t = time.perf_counter()
         floor_compile(raw, engine, project.pk, agent_id, key, 20, 4000)
         floor_relevant(
-            raw, engine, project.pk, key, task_words(task), kept, expiry, context.RELEVANT_CANDIDATES + 20
+            raw,
+            engine,
+            project.pk,
+            key,
+            task,
+            task_words(task),
+            kept,
+            expiry,
+            context.RELEVANT_CANDIDATES + 20,
         )
         floor.append((time.perf_counter() - t) * 1000)
 
     median, floor_median = statistics.median(timed), statistics.median(floor)
     print(
         f"{engine}: task      median {median:.2f} ms  p95 {percentile(timed, 95):.2f} ms  "
-        f"({len(picks)} compiles with a task, {statistics.mean(sizes):.1f} relevant rows on average)"
+        f"({len(picks)} compiles with a task, {statistics.mean(sizes):.1f} relevant rows on average, "
+        f"{statistics.mean(decided):.1f} of them decisions)"
     )
     print(
         f"{engine}: floor     median {floor_median:.2f} ms  p95 {percentile(floor, 95):.2f} ms  "
@@ -302,16 +331,17 @@ def main() -> None:
     from django.db import connection
 
     from ledger import context
-    from ledger.models import Agent
+    from ledger.models import Agent, Decision
 
     started = time.perf_counter()
     project = seed()
     if engine == "postgresql":
         with connection.cursor() as cursor:  # what autovacuum does on a live database
             cursor.execute("ANALYZE")
+    active = Decision.objects.filter(project=project, status="active").count()
     print(
-        f"{engine}: seeded {MEMORIES} memories, {DECISIONS} decisions, {SESSIONS} sessions in "
-        f"{time.perf_counter() - started:.1f} s"
+        f"{engine}: seeded {MEMORIES} memories, {DECISIONS} decisions ({active} active), {SESSIONS} "
+        f"sessions in {time.perf_counter() - started:.1f} s"
     )
     agents = list(Agent.objects.filter(project=project).values_list("id", "key", "name"))
     rng = random.Random(11)

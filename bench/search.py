@@ -7,8 +7,10 @@ Seeds 100,000 memories over 50 agents (sentences drawn from a vocabulary of a fe
 words often and rare ones seldom, the way notes read), 5,000 decisions and 5,000 inbox entries, then
 times the memory search the API and the dashboard run (`MemoryFilter` over the rows a caller may see:
 the count and the first page of 50) for one-, two- and three-word queries and a prefix being typed,
-as a coordinator and as an agent. Prints p50 and p95 per kind of query, and the decision and inbox
-lists searched the same way.
+as a coordinator and as an agent; then the one search across the ledger (`ledger.finder.find`, as
+`GET /search` and the MCP tool `search` run it: the best 20 hits of every kind with their excerpts)
+with the same queries. Prints p50 and p95 per kind of query, and the decision and inbox lists searched
+the same way.
 """
 
 from __future__ import annotations
@@ -184,6 +186,22 @@ def main() -> None:
             print(
                 f"{engine}: memory {who:<11} {kind:<18} p50 {percentile(times, 50):7.2f} ms  "
                 f"p95 {percentile(times, 95):7.2f} ms  (median {percentile(totals, 50):.0f} matches)"
+            )
+    # One search across the ledger (`GET /search`, the MCP tool `search`): decisions, memories,
+    # summaries, episodes and, for a coordinator, inbox entries, the first 20 hits with their excerpts.
+    from ledger import finder
+
+    for who, name, coordinator in (("coordinator", None, True), ("agent", agent.name, False)):
+        finder.find(project, agent_name=name, coordinator=coordinator, q="cache")  # warm caches
+        for kind, queries in QUERIES.items():
+            times = []
+            for _ in range(args.runs):
+                t = time.perf_counter()
+                finder.find(project, agent_name=name, coordinator=coordinator, q=rng.choice(queries))
+                times.append((time.perf_counter() - t) * 1000)
+            print(
+                f"{engine}: ledger {who:<11} {kind:<18} p50 {percentile(times, 50):7.2f} ms  "
+                f"p95 {percentile(times, 95):7.2f} ms"
             )
     newest = ("-created_at", "-id")
     lists = (

@@ -10,6 +10,8 @@ code block, an HTML block, a rule or a link definition (docs/compiler.md, "Untru
 
 from __future__ import annotations
 
+from datetime import date
+
 from ledger.models import Decision, MemoryType, Session, Source
 from ledger.untrusted import block, clean, heading, one_line
 
@@ -91,6 +93,24 @@ def relevant_memory_line(
     else:
         label = f"{type_} from {labelled(agent_name)}"
     return f"- [{label}] {block(content)}"
+
+
+def relevant_decision_line(
+    *, type_: str, agent_name: str, decided: date, title: str, content: str, rationale: str
+) -> str:
+    """One active decision under '## Relevant Past Knowledge': what it is and who decided it when
+    (`[decision, technical, by Marlow, 2026-03-02]`), its title and content on the item's line, then
+    its rationale on an indented line of its own; further lines are indented deeper. A content that
+    only repeats the title is left out."""
+    label = f"decision, {type_}, by {labelled(agent_name)}, {decided.isoformat()}"
+    title = one_line(title)
+    content = block(content, indent="    ") if one_line(content) != title else ""
+    text = f"{title}: {content}" if title and content else title or content
+    lines = [f"- [{label}] {text}".rstrip(" ")]
+    rationale = block(rationale, indent="    ")
+    if rationale:
+        lines.append(f"  Rationale: {rationale}")
+    return "\n".join(lines)
 
 
 def episode_line(*, outcome: str, tried: str, difficulties: str, feedback: str) -> str:

@@ -8,34 +8,36 @@ Four layers, in this order:
    importance, then newest first (id breaks ties). Taken in that order while fewer than `max_items`
    are taken and their tokens fit `max_tokens`; one that does not fit is skipped and the next is tried.
 3. **Relevant past knowledge**, only for a `task`: the memories the agent may read (its own and the
-   cross-team ones, and every closed session's summary), live and not already in the memory layer, and
-   the agent's own episodes, that best match the task. The full-text index gives each candidate a text
-   score; `ledger.relevance.blend` weighs it with importance, recency and source; the best are taken
-   while their tokens fit the layer's budget.
+   cross-team ones, and every closed session's summary), live and not already in the memory layer,
+   the agent's own episodes, and the project's active decisions that are not boundaries, that best
+   match the task. The full-text index gives each candidate a text score; `ledger.relevance.blend`
+   weighs it with importance, recency and source; the best are taken while their tokens fit the
+   layer's budget. A decision's line says what it is and who decided it, and when.
 4. **Current session**: the open session's focus, active issues and summary, cut to its budget by
    leaving out the summary's oldest lines.
 
 Budgets. Each layer but the boundaries has a token budget (`Budgets`): from the request, else the
 project's `context_budgets`, else the settings. A project's value that is not valid is ignored and
-logged (`budget_problems` says why; the admin refuses it). Every row stores its token count when it
-is written (`ledger.tokens`): a memory the tokens of its content, an episode those of its text, a
-decision those of its block, a session those of its block. The reported `tokens` are the sums of
-those stored counts (headings and labels are not counted); nothing stored is tokenised again here,
-but for a session block that had to be cut, whose cut form is counted.
+logged (`budget_problems` says why; the admin refuses it). Every row stores its token count when it is
+written (`ledger.tokens`): a memory the tokens of its content, an episode those of its text, a decision
+those of its block as a boundary (in the relevant layer too), a session those of its block. The reported
+`tokens` are the sums of those stored counts (headings and labels are not counted); nothing stored is
+tokenised again here, but for a session block that had to be cut, whose cut form is counted.
 
 Cost. A compile makes a fixed number of queries whatever the size of the ledger: one for the boundaries,
 one for the memory candidates (the agent's own and the cross-team ones, each read in order a page at a
 time, stopping as soon as `max_items` are taken; a second page is read only when a whole page of
-candidates had to be skipped for the budget), one for the open session, and, with a task, two for the
-relevant layer (memories, episodes: each the best `RELEVANT_CANDIDATES` by text score, found through the
-full-text index), and on SQLite one more that counts, up to a cap, the rows holding each task word, when
-this process has not counted them in the last `STATS_SECONDS`. With a `run_id`, the audit record adds an
-insert and one for each non-empty list of included rows. Each query is served by an index named in
-`ledger.models` or by the full-text index (`ledger.search`). The relevant layer's cost follows the rows
-its match finds, so the match is kept small: the index holds scope words saying who may read each row,
-asked for together with the task's words, and on a large ledger the task words that most rows hold are
-left out (`kept_task_words`). Rendered blocks are remembered by `ledger.untrusted.block`, and a
-candidate's line is rendered only when it is taken.
+candidates had to be skipped for the budget), one for the open session, and, with a task, three for the
+relevant layer (memories, episodes, decisions: each the best `RELEVANT_CANDIDATES` by text score, found
+through the full-text index), and on SQLite one more that counts, up to a cap, the rows holding each
+task word, when this process has not counted them in the last `STATS_SECONDS`. With a `run_id`, the
+audit record adds an insert and one for each non-empty list of included rows (the decisions of both
+layers together). Each query is served by an index named in `ledger.models` or by the full-text index
+(`ledger.search`). The relevant layer's cost follows the rows its match finds, so the match is kept
+small: the index holds scope words saying who may read each row, asked for together with the task's
+words (decisions are the team's: only the project's active non-boundary ones are scored), and on a large
+ledger the task words that most rows hold are left out (`ledger.word_stats`). Rendered blocks are
+remembered by `ledger.untrusted.block`, and a candidate's line is rendered only when it is taken.
 
 Untrusted text. Every value an agent wrote or a file brought in is shaped by `ledger.untrusted`:
 titles, agent names and active issues are one line; contents, rationales, the focus and the summary
@@ -57,8 +59,6 @@ import functools
 import hashlib
 import json
 import logging
-import threading
-import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
@@ -69,19 +69,26 @@ from django.conf import settings
 from django.db import connection
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
-from snowballstemmer import stemmer
 
-from ledger import visibility
+from ledger import visibility, word_stats
 from ledger.blocks import (
     decision_text,
     episode_line,
     memory_line,
+    relevant_decision_line,
     relevant_memory_line,
     session_block,
     session_block_cut,
 )
-from ledger.models import Project, Session, Source
-from ledger.relevance import COMMON_SHARE, blend, fts5_any, rare_words, task_words, tsquery_any
+from ledger.models import Decision, Project, Session, Source
+from ledger.relevance import (
+    blend,
+    fts5_any,
+    pg_any,
+    task_pieces,
+    task_words,
+)
+from ledger.search import INDEXES
 from ledger.services import compilation_record
 from ledger.tokens import count_tokens
 from ledger.untrusted import clean, one_line
@@ -186,19 +193,25 @@ def budgets_for(
 @dataclass
 class Layer:
     """What one layer holds: its tokens, the ids of its rows in block order, and its budget (None: the
-    layer is never cut). The relevant layer also lists its episodes; the session layer says how many of
-    the summary's lines it left out."""
+    layer is never cut). The relevant layer's `ids` are its memories; it also lists its episodes and its
+    decisions, and `order` gives all its rows in block order as (kind, id) pairs, kind one of
+    `RELEVANT_KINDS` (not part of the answer: each list is in block order already). The session layer
+    says how many of the summary's lines it left out."""
 
     tokens: int = 0
     ids: list[int] = field(default_factory=list)
     budget: int | None = None
     episodes: list[int] | None = None
+    decisions: list[int] | None = None
     cut: int | None = None
+    order: list[tuple[str, int]] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
         body: dict[str, Any] = {"tokens": self.tokens, "ids": list(self.ids), "budget": self.budget}
         if self.episodes is not None:
             body["episodes"] = list(self.episodes)
+        if self.decisions is not None:
+            body["decisions"] = list(self.decisions)
         if self.cut is not None:
             body["cut"] = self.cut
         return body
@@ -211,7 +224,7 @@ class CompiledContext:
     sha256: str | None = None
     boundaries: Layer = field(default_factory=Layer)
     memory: Layer = field(default_factory=Layer)
-    relevant: Layer = field(default_factory=lambda: Layer(episodes=[]))
+    relevant: Layer = field(default_factory=lambda: Layer(episodes=[], decisions=[]))
     session: Layer = field(default_factory=lambda: Layer(cut=0))
     skipped: list[int] = field(default_factory=list)
     error: str | None = None
@@ -281,7 +294,7 @@ def compile(
                 sha256=result.sha256 or "",
                 tokens=result.tokens,
                 layers=result.layers(),
-                decision_ids=result.boundaries.ids,
+                decision_ids=result.boundaries.ids + (result.relevant.decisions or []),
                 memory_ids=result.memory.ids + result.relevant.ids,
                 episode_ids=result.relevant.episodes or [],
                 skipped_ids=result.skipped,
@@ -308,7 +321,7 @@ def compile(
 BOUNDARIES_SQL = """
 SELECT d.id, d.title, d.type, a.name, d.content, d.rationale, d.tokens
 FROM ledger_decision d JOIN ledger_agent a ON a.id = d.agent_id
-WHERE d.project_id = %s AND d.status = 'active' AND d.type IN ('architectural', 'scope')
+WHERE d.project_id = %s AND d.status = 'active' AND d.type IN ('architectural', 'scope') AND NOT d.held
 ORDER BY d.created_at, d.id
 """
 
@@ -347,16 +360,38 @@ SELECT id, focus_area, active_issues, summary, tokens, focus_by, issues_by, summ
 WHERE project_id = %s AND ended_at IS NULL
 """
 
+# PostgreSQL: the task read by the index's own parser and the `english` dictionaries (`to_tsvector`, which
+# built the index), so that a token the parser keeps whole (`deploy-web-pages.sh`, `v0.13.1`) is found as
+# it was indexed; its parameter is the text `ledger.relevance.pg_any` gives. `query` matches a row
+# holding any of the task's lexemes: a tsvector's text quotes each lexeme as a tsquery's text does, and
+# a lexeme holds no space, so the space between two quoted lexemes is where `|` goes. It asks for no
+# weights: a weighted query makes PostgreSQL read every matching row's vector again to check the
+# weights, and the compiler asks for the agent's scope words as a condition of its own. `lexemes` are
+# the task's lexemes, for `_PG_COVERAGE`. It ends the `q` CTE: its last two columns, and the FROM that
+# reads the task.
+_PG_QUERY = (
+    "replace(strip(task.v)::text, ''' ''', ''' | ''')::tsquery AS query,"
+    " tsvector_to_array(task.v) AS lexemes"
+    " FROM (SELECT to_tsvector('english', replace(%s, '<', '< ')) AS v) task)"
+)
+# PostgreSQL: the share of the task's lexemes a candidate (`c.v`, its vector) holds. ts_rank_cd counts
+# where a row holds the task's words, not how rare each word is (BM25 on SQLite weighs that), so a row
+# that says one common word of the task often would outrank one that holds most of the task; its text
+# score is therefore ts_rank_cd times this share, worked out for the best candidates only.
+_PG_COVERAGE = (
+    "(length(c.v) - length(ts_delete(c.v, q.lexemes)))::float / greatest(cardinality(q.lexemes), 1)"
+)
+
 # The relevant layer's candidates, best text score first (higher is better on both engines), at most
 # RELEVANT_CANDIDATES of each kind. Memories: the project's live ones the agent may read (its own, the
 # cross-team ones, every closed session's summary); episodes: the agent's own. The index holds, beside
 # each row's words, scope words saying who may read it (migration 0010), and the match asks for the
 # agent's scope words AND any of the task's words: only the agent's own rows are scored. The text score
-# is BM25 on SQLite (the FTS5 tables) and ts_rank_cd on PostgreSQL (the GIN index of `search_vector`),
-# each over the task's words alone. The visibility rule is checked again on the rows themselves.
-# Parameters, on both engines: the project and the agent's key (who `me` is), the project twice
-# (memories: the team's and the summaries' scope), the task's query, the project, `now` (memories'
-# expiry), the limit.
+# is BM25 on SQLite (the FTS5 tables) and ts_rank_cd times `_PG_COVERAGE` on PostgreSQL (the GIN index
+# of `search_vector`), each over the task's words alone. The visibility rule is checked again on the
+# rows themselves. Parameters, on both engines: the project and the agent's key (who `me` is), the
+# project twice (memories: the team's and the summaries' scope), the task's query (SQLite: `fts5_any`;
+# PostgreSQL: the text its parser reads, `pg_any`), the project, `now` (memories' expiry), the limit.
 _READABLE = visibility.MEMORY_READABLE_SQL.format(me="(SELECT id FROM me)")
 _ME = (
     "WITH me AS (SELECT coalesce((SELECT id FROM ledger_agent WHERE project_id = %s AND key = %s), 0) AS id)"
@@ -384,20 +419,28 @@ LIMIT %s
     + """,
 q AS (SELECT to_tsquery('simple', 'canonagent' || (SELECT id FROM me) || ' | canonteam' || %s::text
                         || ' | canonsummary' || %s::text) AS scope,
-             to_tsquery('english', %s) AS query)
-SELECT m.id, m.type, m.content, m.tokens, m.source, m.pinned, m.importance_rank, m.created_at,
-       a.key, a.name, m.injected_by, ts_rank_cd(m.search_vector, q.query) AS score
-FROM ledger_agentmemory m
-JOIN ledger_agent a ON a.id = m.agent_id
-CROSS JOIN q
-WHERE m.search_vector @@ (q.scope && q.query)
-  AND m.project_id = %s
-  AND """
+             """
+    + _PG_QUERY
+    + """
+SELECT c.id, c.type, c.content, c.tokens, c.source, c.pinned, c.importance_rank, c.created_at,
+       c.key, c.name, c.injected_by, c.score * """
+    + _PG_COVERAGE
+    + """ AS score
+FROM (SELECT m.id, m.type, m.content, m.tokens, m.source, m.pinned, m.importance_rank, m.created_at,
+             a.key, a.name, m.injected_by, m.search_vector AS v, ts_rank_cd(m.search_vector, q.query) AS score
+      FROM ledger_agentmemory m
+      JOIN ledger_agent a ON a.id = m.agent_id
+      CROSS JOIN q
+      WHERE m.search_vector @@ (q.scope && q.query)
+        AND m.project_id = %s
+        AND """
     + _READABLE
     + """
-  AND m.status = 'active' AND (m.expires_at IS NULL OR m.expires_at > %s)
-ORDER BY score DESC, m.id DESC
-LIMIT %s
+        AND m.status = 'active' AND (m.expires_at IS NULL OR m.expires_at > %s)
+      ORDER BY score DESC, m.id DESC
+      LIMIT %s) c
+CROSS JOIN q
+ORDER BY c.score DESC, c.id DESC
 """,
 }
 # Parameters: the project and the agent's key, the task's query, the project, the limit.
@@ -417,120 +460,63 @@ LIMIT %s
     "postgresql": _ME
     + """,
 q AS (SELECT to_tsquery('simple', 'canonagent' || (SELECT id FROM me)) AS scope,
-             to_tsquery('english', %s) AS query)
-SELECT e.id, e.outcome, e.tried, e.difficulties, e.feedback, e.tokens, e.created_at,
-       ts_rank_cd(e.search_vector, q.query) AS score
-FROM ledger_episode e
+             """
+    + _PG_QUERY
+    + """
+SELECT c.id, c.outcome, c.tried, c.difficulties, c.feedback, c.tokens, c.created_at, c.score * """
+    + _PG_COVERAGE
+    + """ AS score
+FROM (SELECT e.id, e.outcome, e.tried, e.difficulties, e.feedback, e.tokens, e.created_at,
+             e.search_vector AS v, ts_rank_cd(e.search_vector, q.query) AS score
+      FROM ledger_episode e
+      CROSS JOIN q
+      WHERE e.search_vector @@ (q.scope && q.query)
+        AND e.project_id = %s AND e.agent_id = (SELECT id FROM me)
+      ORDER BY score DESC, e.id DESC
+      LIMIT %s) c
 CROSS JOIN q
-WHERE e.search_vector @@ (q.scope && q.query)
-  AND e.project_id = %s AND e.agent_id = (SELECT id FROM me)
-ORDER BY score DESC, e.id DESC
-LIMIT %s
+ORDER BY c.score DESC, c.id DESC
 """,
 }
 
-
-# How common each task word is, for `rare_words`: the share of the memory index's rows holding it.
-# SQLite: counted in the FTS5 index for each word, each count stopping at COMMON_SHARE of the rows (so
-# a common word costs no more than a rare one), and remembered per process for STATS_SECONDS (at most
-# COUNTED_WORDS words; more forgets them all). PostgreSQL: the most common lexemes and their shares
-# that ANALYZE keeps for `search_vector` (pg_stats), read at most every STATS_SECONDS per process, the
-# words stemmed as the `english` configuration stems them; no statistics yet means nothing is left out.
-# Either way a word's share is at most STATS_SECONDS old: how common a word is changes slowly.
-SHARES_SQLITE_WORD = (
-    "(SELECT count(*) FROM (SELECT 1 FROM ledger_memory_fts WHERE ledger_memory_fts MATCH %s"
-    " LIMIT (SELECT CAST(coalesce(max(id), 0) * {share} AS INTEGER) + 1 FROM ledger_agentmemory)))"
-)
-SHARES_POSTGRESQL_SQL = """
-SELECT e.elem, e.freq, (SELECT reltuples FROM pg_class WHERE oid = 'ledger_agentmemory'::regclass)
-FROM pg_stats p, unnest(p.most_common_elems::text::text[], p.most_common_elem_freqs) AS e(elem, freq)
-WHERE p.schemaname = current_schema() AND p.tablename = 'ledger_agentmemory'
-  AND p.attname = 'search_vector' AND e.elem IS NOT NULL
-"""
-STATS_SECONDS = 600.0
-COUNTED_WORDS = 10_000
-
-
-@dataclass
-class _LexemeStats:
-    """PostgreSQL: every common lexeme's share, read together."""
-
-    rows: int = 0
-    shares: dict[str, float] = field(default_factory=dict)
-    read_at: float = -STATS_SECONDS
-
-
-@dataclass
-class _WordCounts:
-    """SQLite: the share of each word counted so far, with when it was counted, and the index's size
-    at the last count."""
-
-    rows: int = 0
-    shares: dict[str, tuple[float, float]] = field(default_factory=dict)
-
-
-_pg_stats = _LexemeStats()
-_pg_stats_lock = threading.Lock()
-_sqlite_counts = _WordCounts()
-_sqlite_counts_lock = threading.Lock()
-_english = stemmer("english")
-_english_lock = threading.Lock()
-
-
-@functools.lru_cache(maxsize=4096)
-def _stem(word: str) -> str:
-    """`word` as PostgreSQL's `english` configuration stems it (a stemmer object is not thread-safe)."""
-    with _english_lock:
-        return str(_english.stemWord(word))
-
-
-def forget_word_stats() -> None:
-    """Read how common words are afresh at the next compile, on either engine."""
-    global _pg_stats, _sqlite_counts
-    with _pg_stats_lock, _sqlite_counts_lock:
-        _pg_stats, _sqlite_counts = _LexemeStats(), _WordCounts()
-
-
-def _sqlite_shares(cursor: Any, words: list[str]) -> tuple[dict[str, float], int]:
-    """Each word's share of the memory index's rows, counting only the words not counted lately."""
-    with _sqlite_counts_lock:
-        now = time.monotonic()
-        known = _sqlite_counts.shares
-        stale = [word for word in words if now - known.get(word, (0.0, -STATS_SECONDS))[1] >= STATS_SECONDS]
-        if len(known) + len(stale) > COUNTED_WORDS:
-            known.clear()
-            stale = words
-        if stale:
-            share = f"{COMMON_SHARE:.6f}"
-            counts = ", ".join([SHARES_SQLITE_WORD.format(share=share)] * len(stale))
-            cursor.execute(
-                f"SELECT (SELECT coalesce(max(id), 0) FROM ledger_agentmemory), {counts}",
-                [f'{{content tag_index}} : "{word}"' for word in stale],
-            )
-            rows, *found = cursor.fetchone()
-            for word, count in zip(stale, found, strict=True):
-                known[word] = (count / rows if rows else 0.0, now)
-            _sqlite_counts.rows = rows
-        return {word: known[word][0] for word in words}, _sqlite_counts.rows
-
-
-def kept_task_words(cursor: Any, vendor: str, words: list[str]) -> list[str]:
-    """`words` without those too common to rank by (`ledger.relevance.rare_words`)."""
-    if vendor == "sqlite":
-        return rare_words(words, *_sqlite_shares(cursor, words))
-    global _pg_stats
-    with _pg_stats_lock:
-        if time.monotonic() - _pg_stats.read_at >= STATS_SECONDS:
-            cursor.execute(SHARES_POSTGRESQL_SQL)
-            found = cursor.fetchall()
-            _pg_stats = _LexemeStats(
-                rows=int(found[0][2]) if found else 0,
-                shares={elem: float(freq) for elem, freq, _ in found},
-                read_at=time.monotonic(),
-            )
-        stats = _pg_stats
-    shares = {word: stats.shares.get(_stem(word), 0.0) for word in words}
-    return rare_words(words, shares, stats.rows)
+# The relevant layer's decision candidates, best text score first, at most RELEVANT_CANDIDATES: the
+# project's active decisions that are not boundaries (those are in every block already) and not held
+# for review (a block added to an adopted log, which no person has read: `Decision.held`). Decisions are
+# read by every agent of the project, so no scope words are asked for; on SQLite the match scores only
+# the project's active non-boundary decisions (read along `ledger_decision_boundaries`), whatever else
+# the decision index holds. The text score is BM25 with the search's weights on SQLite (a word in a
+# title counts more) and ts_rank_cd times `_PG_COVERAGE` on PostgreSQL (the title is weight A).
+# Parameters, on both engines: the task's query, the project, the limit.
+_DECISION_WEIGHTS = ", ".join(str(weight) for weight in INDEXES[Decision].weights)
+_NOT_BOUNDARY = "d.status = 'active' AND d.type NOT IN ('architectural', 'scope') AND NOT d.held"
+RELEVANT_DECISION_SQL = {
+    "sqlite": f"""
+SELECT d.id, d.type, d.title, d.content, d.rationale, d.tokens, d.source, d.created_at, a.name, s.score
+FROM (SELECT rowid AS id, -bm25(ledger_decision_fts, {_DECISION_WEIGHTS}) AS score
+      FROM ledger_decision_fts
+      WHERE ledger_decision_fts MATCH %s
+        AND +rowid IN (SELECT d.id FROM ledger_decision d WHERE d.project_id = %s AND {_NOT_BOUNDARY})) s
+JOIN ledger_decision d ON d.id = s.id
+JOIN ledger_agent a ON a.id = d.agent_id
+ORDER BY s.score DESC, d.id DESC
+LIMIT %s
+""",
+    "postgresql": f"""
+WITH q AS (SELECT {_PG_QUERY}
+SELECT c.id, c.type, c.title, c.content, c.rationale, c.tokens, c.source, c.created_at, c.name,
+       c.score * {_PG_COVERAGE} AS score
+FROM (SELECT d.id, d.type, d.title, d.content, d.rationale, d.tokens, d.source, d.created_at, a.name,
+             d.search_vector AS v, ts_rank_cd(d.search_vector, q.query) AS score
+      FROM ledger_decision d
+      JOIN ledger_agent a ON a.id = d.agent_id
+      CROSS JOIN q
+      WHERE d.search_vector @@ q.query AND d.project_id = %s AND {_NOT_BOUNDARY}
+      ORDER BY score DESC, d.id DESC
+      LIMIT %s) c
+CROSS JOIN q
+ORDER BY c.score DESC, c.id DESC
+""",
+}
 
 
 @contextmanager
@@ -579,7 +565,7 @@ def _compile(
             words = task_words(task) if task else []
             if words and budgets.relevant > 0:
                 lines = _select_relevant(
-                    cursor, project, key, result, words=words, budget=budgets.relevant, now=now
+                    cursor, project, key, result, task=task, words=words, budget=budgets.relevant, now=now
                 )
                 if lines:
                     sections.append(RELEVANT_HEADING + "\n" + "\n".join(lines))
@@ -642,16 +628,21 @@ def _select_memories(
     return lines
 
 
+# The kinds of row the relevant layer holds, in the order equal scores take them.
+DECISION, MEMORY = "decision", "memory"
+RELEVANT_KINDS = (DECISION, MEMORY, EPISODE)
+
+
 @dataclass(frozen=True)
 class _Candidate:
-    """One row the relevant layer may take: its blended score, how to render its line (only the rows
-    taken are rendered), its tokens, and its id as a memory or as an episode."""
+    """One row the relevant layer may take: its blended score, its kind (one of `RELEVANT_KINDS`) and
+    id, how to render its line (only the rows taken are rendered) and its tokens."""
 
     score: float
+    kind: str
+    pk: int
     line: Callable[[], str]
     tokens: int
-    memory_id: int | None = None
-    episode_id: int | None = None
 
 
 def _aware(value: Any) -> datetime:
@@ -668,15 +659,18 @@ def _select_relevant(
     key: str,
     result: CompiledContext,
     *,
+    task: str,
     words: list[str],
     budget: int,
     now: datetime,
 ) -> list[str]:
     """The relevant layer's lines, best blended score first, taken while their tokens fit `budget` (one
-    that does not fit is passed over). Two queries: the memory candidates and the episode candidates."""
+    that does not fit is passed over). Three queries: the memory, episode and decision candidates, each
+    matched by any of the task's `words` but those most memories hold (`ledger.word_stats`); on
+    PostgreSQL also by the pieces of the task its parser may have indexed whole (`task_pieces`)."""
     vendor = "postgresql" if connection.vendor == "postgresql" else "sqlite"
-    words = kept_task_words(cursor, vendor, words)
-    query = tsquery_any(words) if vendor == "postgresql" else fts5_any(words)
+    kept = word_stats.kept_words(cursor, vendor, words)
+    query = pg_any(kept, task_pieces(task)) if vendor == "postgresql" else fts5_any(kept)
     in_memory_layer = set(result.memory.ids)
     limit = RELEVANT_CANDIDATES + len(in_memory_layer)
     expiry = connection.ops.adapt_datetimefield_value(now)
@@ -687,8 +681,10 @@ def _select_relevant(
     memories = [row for row in cursor.fetchall() if row[0] not in in_memory_layer][:RELEVANT_CANDIDATES]
     cursor.execute(RELEVANT_EPISODE_SQL[vendor], [*me, query, project.pk, RELEVANT_CANDIDATES])
     episodes = cursor.fetchall()
+    cursor.execute(RELEVANT_DECISION_SQL[vendor], [query, project.pk, RELEVANT_CANDIDATES])
+    decisions = cursor.fetchall()
 
-    best = max([float(row[-1]) for row in memories] + [float(row[-1]) for row in episodes], default=0.0)
+    best = max([float(row[-1]) for row in (*memories, *episodes, *decisions)], default=0.0)
     candidates: list[_Candidate] = []
     for pk, type_, content, tokens, source, pinned, rank, created_at, row_key, name, by, text in memories:
         age = (now - _aware(created_at)).total_seconds()
@@ -704,7 +700,7 @@ def _select_relevant(
             source=source,
             written_by=by,
         )
-        candidates.append(_Candidate(score, line, tokens, memory_id=pk))
+        candidates.append(_Candidate(score, MEMORY, pk, line, tokens))
     for pk, outcome, tried, difficulties, feedback, tokens, created_at, text in episodes:
         age = (now - _aware(created_at)).total_seconds()
         # An episode has no importance (it counts as high) and ages as an agent's own memory does.
@@ -714,22 +710,37 @@ def _select_relevant(
         line = functools.partial(
             episode_line, outcome=outcome, tried=tried, difficulties=difficulties, feedback=feedback
         )
-        candidates.append(_Candidate(score, line, tokens, episode_id=pk))
-    # Best first; equal scores: memories before episodes, then the newer row (the higher id).
-    candidates.sort(key=lambda c: (-c.score, c.memory_id is None, -(c.memory_id or c.episode_id or 0)))
+        candidates.append(_Candidate(score, EPISODE, pk, line, tokens))
+    for pk, type_, title, content, rationale, tokens, source, created_at, name, text in decisions:
+        decided = _aware(created_at)
+        # A decision has no importance (it counts as high); it is weighed and ages as its source does.
+        score = blend(
+            float(text), best, importance_rank=0, source=source, age_seconds=(now - decided).total_seconds()
+        )
+        line = functools.partial(
+            relevant_decision_line,
+            type_=type_,
+            agent_name=name,
+            decided=decided.date(),
+            title=title,
+            content=content,
+            rationale=rationale,
+        )
+        candidates.append(_Candidate(score, DECISION, pk, line, tokens))
+    # Best first; equal scores: decisions, then memories, then episodes, each the newer row (higher id) first.
+    candidates.sort(key=lambda c: (-c.score, RELEVANT_KINDS.index(c.kind), -c.pk))
 
     lines: list[str] = []
     layer = result.relevant
-    layer.episodes = []
+    taken: dict[str, list[int]] = {kind: [] for kind in RELEVANT_KINDS}
     for candidate in candidates:
         if layer.tokens + candidate.tokens > budget:
             continue
         layer.tokens += candidate.tokens
         lines.append(candidate.line())
-        if candidate.memory_id is not None:
-            layer.ids.append(candidate.memory_id)
-        else:
-            layer.episodes.append(candidate.episode_id or 0)
+        taken[candidate.kind].append(candidate.pk)
+        layer.order.append((candidate.kind, candidate.pk))
+    layer.ids, layer.episodes, layer.decisions = taken[MEMORY], taken[EPISODE], taken[DECISION]
     return lines
 
 

@@ -13,8 +13,9 @@ live here once:
 - an agent name that no agent can have matches nothing (`selectors.agent_filter_key`);
 - tags match whole tags, any of them; a tag no row can carry matches nothing, and more tags than a
   row can hold is a form error;
-- `q` is a full-text search (`ledger.search`): every word, stemmed, the last also as a prefix, and the
-  rows come best match first instead of in the list's own order.
+- `q` is a full-text search (`ledger.search`): a row matches when it holds any word of the query,
+  stemmed, the last word typed also as a prefix; the rows come best match first instead of in the
+  list's own order, and rows holding all the words, or the words in a title, rank higher.
 
 Some filters serve one side only: the API does not take the dashboard's `age`, and `flagged` on the
 memory list is applied by the dashboard's view, since flags are computed from
@@ -158,8 +159,9 @@ class TagsFilter(django_filters.CharFilter):
 
 
 class TextFilter(django_filters.CharFilter):
-    """Rows whose text has every word of the query, best match first (`ledger.search`): the list's
-    own order gives way to relevance."""
+    """Rows whose text holds any word of the query, best match first (`ledger.search`): rows holding
+    all the words, or the words in a title, rank higher; the last word typed also matches as a prefix.
+    The list's own order gives way to relevance."""
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(method=self.by_text, label="Text", **kwargs)

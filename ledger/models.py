@@ -340,6 +340,26 @@ class DecisionRevision(models.Model):
         return f"{self.decision_id} @ {self.changed_at:%Y-%m-%d %H:%M}"
 
 
+class MemoryQuerySet(models.QuerySet["AgentMemory"]):
+    """Memories. A queryset narrowed to what one agent may read (`ledger.visibility.memories_visible_to`)
+    knows that agent as its `reader`, and its copies keep it: a search (`ledger.search`) then asks the
+    full-text index for that agent's rows alone, through the scope words the index holds beside each
+    memory's text (migration 0010), rather than scoring every agent's matches first."""
+
+    reader: Agent | None = None
+
+    def read_by(self, agent: Agent) -> MemoryQuerySet:
+        """This queryset, known to hold only memories `agent` may read."""
+        found = self.all()
+        found.reader = agent
+        return found
+
+    def _clone(self) -> MemoryQuerySet:  # type: ignore[misc]  # Django's, not in the stubs
+        found: MemoryQuerySet = super()._clone()  # type: ignore[misc]
+        found.reader = self.reader
+        return found
+
+
 class AgentMemory(models.Model):
     project = models.ForeignKey(Project, on_delete=models.PROTECT, related_name="memories")
     agent = models.ForeignKey(Agent, on_delete=models.PROTECT, related_name="memories")
@@ -383,6 +403,8 @@ class AgentMemory(models.Model):
     # Set on insert; an adopted row takes the date its file gives it.
     created_at = models.DateTimeField(default=timezone.now, editable=False)
     updated_at = models.DateTimeField(auto_now=True)
+
+    objects = MemoryQuerySet.as_manager()
 
     class Meta:
         ordering = ["-created_at", "-id"]
@@ -760,3 +782,72 @@ class EntryRevision(models.Model):
 
     def __str__(self) -> str:
         return f"{self.entry_id} @ {self.changed_at:%Y-%m-%d %H:%M}"
+
+
+# --- SQLite's full-text index, as Django can join it (`ledger.search`) ---
+
+
+class FullTextIndex(models.TextField):
+    """The hidden column an SQLite FTS5 table has under its own name: `MATCH` is asked of it, and BM25
+    is given it (`ledger.search` registers the `match` lookup)."""
+
+
+class _TextIndexRow(models.Model):
+    """One row of an FTS5 table (migrations 0007, 0008, 0010), under the id of the row whose text it
+    holds. Created and kept by the migrations' triggers, never written through Django; read only by
+    `ledger.search`, and only on SQLite (PostgreSQL indexes a column of the row itself)."""
+
+    class Meta:
+        abstract = True
+        managed = False
+
+    def __str__(self) -> str:
+        return str(self.pk)
+
+
+class MemoryTextIndex(_TextIndexRow):
+    memory = models.OneToOneField(
+        AgentMemory,
+        primary_key=True,
+        db_column="rowid",
+        on_delete=models.DO_NOTHING,
+        related_name="text_index",
+    )
+    index = FullTextIndex(db_column="ledger_memory_fts")
+
+    class Meta(_TextIndexRow.Meta):
+        db_table = "ledger_memory_fts"
+
+
+class DecisionTextIndex(_TextIndexRow):
+    decision = models.OneToOneField(
+        Decision, primary_key=True, db_column="rowid", on_delete=models.DO_NOTHING, related_name="text_index"
+    )
+    index = FullTextIndex(db_column="ledger_decision_fts")
+
+    class Meta(_TextIndexRow.Meta):
+        db_table = "ledger_decision_fts"
+
+
+class EntryTextIndex(_TextIndexRow):
+    entry = models.OneToOneField(
+        InboxEntry,
+        primary_key=True,
+        db_column="rowid",
+        on_delete=models.DO_NOTHING,
+        related_name="text_index",
+    )
+    index = FullTextIndex(db_column="ledger_entry_fts")
+
+    class Meta(_TextIndexRow.Meta):
+        db_table = "ledger_entry_fts"
+
+
+class EpisodeTextIndex(_TextIndexRow):
+    episode = models.OneToOneField(
+        Episode, primary_key=True, db_column="rowid", on_delete=models.DO_NOTHING, related_name="text_index"
+    )
+    index = FullTextIndex(db_column="ledger_episode_fts")
+
+    class Meta(_TextIndexRow.Meta):
+        db_table = "ledger_episode_fts"

@@ -46,14 +46,25 @@ MEMORY_READABLE_SQL = "(m.agent_id = {me} OR m.cross_team OR m.source = 'session
 
 
 def memory_readable(viewer: Agent) -> Q:
-    """The memories `viewer` may read (the rule of `MEMORY_READABLE_SQL`)."""
+    """The memories `viewer` may read (the rule of `MEMORY_READABLE_SQL`, and of the scope words the
+    full-text index holds for each memory: `memory_scope_words`)."""
     return Q(agent=viewer) | Q(cross_team=True) | Q(source=Source.SESSION_SUMMARY)
+
+
+def memory_scope_words(viewer: Agent) -> list[str]:
+    """The scope words (migration 0010) of the memories `viewer` may read: its own, the project's
+    cross-team ones and the project's session summaries, as `memory_readable` reads them."""
+    return [
+        f"canonagent{viewer.pk}",
+        f"canonteam{viewer.project_id}",
+        f"canonsummary{viewer.project_id}",
+    ]
 
 
 def memories_visible_to(project: Project, viewer: Agent | None) -> QuerySet[AgentMemory]:
     """The project's memories `viewer` may read, with their agents; a coordinator (None) reads all."""
     qs = AgentMemory.objects.filter(project=project).select_related("agent")
-    return qs if viewer is None else qs.filter(memory_readable(viewer))
+    return qs if viewer is None else qs.filter(memory_readable(viewer)).read_by(viewer)
 
 
 def memory_is_readable(memory: AgentMemory, viewer: Agent | None) -> bool:

@@ -2,7 +2,19 @@ from __future__ import annotations
 
 from django.urls import path
 
-from review.views import audit, decisions, entry, inbox, memory, mirror, projects, sessions, told, undo
+from review.views import (
+    audit,
+    decisions,
+    entry,
+    inbox,
+    memory,
+    mirror,
+    projects,
+    search,
+    sessions,
+    told,
+    undo,
+)
 
 app_name = "review"
 
@@ -11,6 +23,7 @@ P = "p/<slug:project>/"
 urlpatterns = [
     path("", projects.home, name="home"),
     path(P, projects.project_page, name="project"),
+    path(P + "search/", search.search_page, name="search"),
     path(P + "inbox/", inbox.inbox_list, name="inbox"),
     path(P + "inbox/bulk", inbox.inbox_bulk, name="inbox_bulk"),
     path(P + "inbox/density", inbox.inbox_density, name="inbox_density"),

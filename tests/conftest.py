@@ -12,7 +12,7 @@ from django.core.cache import cache
 from django.db import connection
 from django.test import Client
 
-from ledger import context, services
+from ledger import services, word_stats
 from ledger.models import Project
 
 
@@ -36,7 +36,7 @@ def _test_settings(settings: Any) -> None:
     # Each test starts with no writes counted against any agent's rate, and with the compiler knowing
     # nothing of how common words are.
     cache.clear()
-    context.forget_word_stats()
+    word_stats.forget_word_stats()
 
 
 @pytest.fixture

@@ -202,6 +202,18 @@ def b_reads(world: World, *, decisions: bool = True) -> dict[str, str]:
     tool("list_episodes", "list_episodes", limit=1000)
     for episode in Episode.objects.filter(project=world.project):
         get(f"GET episode {episode.pk}", f"/episodes/{episode.pk}")
+    # One search across the ledger: every kind an agent may search (decisions only with `decisions`).
+    kinds = "decision,memory,summary,episode" if decisions else "memory,summary,episode"
+    for inactive in (False, True):
+        get(
+            f"GET /search inactive={inactive}",
+            "/search",
+            q=TASK_WORDS,
+            kinds=kinds,
+            limit=100,
+            inactive=inactive,
+        )
+        tool(f"search inactive={inactive}", "search", q=TASK_WORDS, kinds=kinds, limit=100, inactive=inactive)
     if decisions:
         get("GET /decisions?status=all", "/decisions", status="all", limit=1000)
         get("GET /decisions?q", "/decisions", q=TASK_WORDS, status="all")

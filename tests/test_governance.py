@@ -527,6 +527,7 @@ REST: dict[str, Case] = {
         get_context,
     ),
     f"GET {P}/decisions": Case(READS, "lists decisions", get("/decisions", q="MARKER", status="all")),
+    f"GET {P}/search": Case(READS, "searches the ledger", get("/search", q="MARKER", inactive="true")),
     f"POST {P}/decisions": Case(COORDINATOR_ONLY, "a decision is recorded by a person", post_decision),
     f"GET {P}/decisions/{{decision_id}}": Case(READS, "reads one decision", get("/decisions/1")),
     f"PATCH {P}/decisions/{{decision_id}}": Case(
@@ -589,6 +590,7 @@ MCP: dict[str, Case] = {
     "reject_inbox_entry": Case(COORDINATOR_ONLY, "a rejection is a person's act", reject_by_tool),
     "submit_decision": Case(COORDINATOR_ONLY, "a decision is recorded by a person", submit_decision_by_tool),
     "list_decisions": Case(READS, "lists decisions", read_tool("list_decisions", q="MARKER")),
+    "search": Case(READS, "searches the ledger", read_tool("search", q="MARKER", inactive=True)),
     "get_decision": Case(READS, "reads one decision", read_tool("get_decision", decision_id=1)),
     "record_memory": Case(WRITES, "A records every memory type", record_memory_by_tool),
     "list_memory": Case(READS, "lists memories of an agent", read_tool("list_memory", agent_name=B)),

@@ -17,7 +17,14 @@ PACKAGES = ("ledger", "review", "config")
 
 # Lower layers never import higher ones. A module takes the layer of the longest prefix listed.
 LAYERS: list[tuple[str, ...]] = [
-    ("ledger.values", "ledger.tokens", "ledger.untrusted", "ledger.signals", "ledger.models"),
+    (
+        "ledger.values",
+        "ledger.tokens",
+        "ledger.untrusted",
+        "ledger.signals",
+        "ledger.word_stats",
+        "ledger.models",
+    ),
     (
         "ledger.blocks",
         "ledger.lifecycle",
@@ -29,7 +36,7 @@ LAYERS: list[tuple[str, ...]] = [
         "ledger.competition",
     ),
     ("ledger.services",),
-    ("ledger.context", "ledger.mirror", "ledger.scribe"),
+    ("ledger.context", "ledger.finder", "ledger.mirror", "ledger.scribe"),
     ("ledger.tasks",),
     ("ledger.api", "ledger.admin"),
     ("ledger.mcp",),

@@ -9,6 +9,7 @@ from ledger.api import (
     routes_inbox,
     routes_memory,
     routes_mirror,
+    routes_search,
     routes_sessions,
 )
 from ledger.api.base import api, route_unknown_paths
@@ -24,5 +25,6 @@ __all__ = [
     "routes_inbox",
     "routes_memory",
     "routes_mirror",
+    "routes_search",
     "routes_sessions",
 ]

@@ -22,7 +22,11 @@ class LayerOut(Schema):
 
 
 class RelevantLayerOut(LayerOut):
+    """The relevant layer: `ids` are its memories; its episodes and decisions are listed apart, each
+    in block order."""
+
     episodes: list[int]
+    decisions: list[int]
 
 
 class SessionLayerOut(LayerOut):

@@ -23,11 +23,11 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
-from mcp_types import CallToolResult, InputRequiredResult, jsonrpc_message_adapter
+from mcp_types import CallToolResult, InputRequiredResult, ToolAnnotations, jsonrpc_message_adapter
 from ninja import Schema
 from pydantic import BaseModel, Field, StrictInt, ValidationError
 
-from ledger import selectors, services
+from ledger import finder, selectors, services
 from ledger.api.base import ApiRefusal, Caller, listed
 from ledger.api.routes_context import context_for
 from ledger.api.routes_decisions import decision_rows, project_decision
@@ -35,6 +35,7 @@ from ledger.api.routes_episodes import episode_record_as, episode_rows
 from ledger.api.routes_inbox import entry_submit_as, inbox_rows, merge_as
 from ledger.api.routes_memory import memory_record_as, memory_rows, recorded_out, visible_memory
 from ledger.api.routes_mirror import ScribeIn, mirror_run_as, scribe_run_as
+from ledger.api.routes_search import search_as
 from ledger.api.shapes import (
     ACTIVE_ISSUES,
     AGENT_NAME,
@@ -326,7 +327,9 @@ ActingAgent = Annotated[
 AgentFilter = Annotated[str | None, Field(description="only this agent's rows (any case)")]
 SearchText = Annotated[
     str | None,
-    Field(description="words the text must all hold (stemmed, the last also as a prefix); best match first"),
+    Field(
+        description="words to search for: any may match, rows holding all first (stemmed; the last a prefix)"
+    ),
 ]
 Tags = Annotated[
     list[str] | str | None,
@@ -364,11 +367,17 @@ def build_server(caller_of: CallerOf) -> MCPServer:
     )
 
     def tool(
-        description: str, *aliases: str, coordinator: bool = False, writes: bool = False
+        description: str,
+        *aliases: str,
+        coordinator: bool = False,
+        writes: bool = False,
+        title: str | None = None,
+        read_only: bool = False,
     ) -> Callable[[Callable[P, R]], Callable[P, R]]:
         """Register a tool. `coordinator`: any other token is refused. `writes`: the call counts one write
         of an agent token (CANON_AGENT_WRITES_PER_MINUTE). The role is checked first, so that a refused
-        call uses up nothing."""
+        call uses up nothing. `title` is the name a client shows; `read_only` tells clients the tool
+        changes nothing (the protocol's `readOnlyHint`)."""
 
         def admit(ctx: Context) -> None:
             if not (coordinator or writes):
@@ -381,8 +390,9 @@ def build_server(caller_of: CallerOf) -> MCPServer:
 
         def register(fn: Callable[P, R]) -> Callable[P, R]:
             wrapped = _refusals_as_tool_errors(fn, admit)
+            hints = ToolAnnotations(title=title, read_only_hint=True) if read_only else None
             for name in (fn.__name__, *aliases):
-                server.add_tool(wrapped, name=name, description=description)
+                server.add_tool(wrapped, name=name, title=title, description=description, annotations=hints)
             return wrapped
 
         return register
@@ -882,6 +892,55 @@ def build_server(caller_of: CallerOf) -> MCPServer:
             relevant_tokens=relevant_tokens,
             session_tokens=session_tokens,
         )
+
+    # Search -----------------------------------------------------------------------------------
+
+    @tool(
+        "Search decisions, memories, episodes, session summaries and (coordinators) inbox entries at "
+        "once: one list, best match first, each hit with a highlighted excerpt and the words it matched.",
+        title="Search the ledger",
+        read_only=True,
+    )
+    def search(
+        ctx: Context,
+        q: Annotated[
+            str,
+            _described(
+                "what to look for: a few words or a whole task; rows holding any of its words are found",
+                minLength=1,
+                maxLength=finder.QUERY_MAX_LENGTH,
+            ),
+        ],
+        limit: Annotated[
+            StrictInt,
+            Field(
+                description=f"hits to return, 1-{finder.MAX_LIMIT} (default {finder.DEFAULT_LIMIT})",
+                ge=1,
+                le=finder.MAX_LIMIT,
+            ),
+        ] = finder.DEFAULT_LIMIT,
+        kinds: Annotated[
+            list[str] | str | None,
+            _described(
+                "only these kinds (a list or comma-separated): decision, memory, summary, episode, "
+                "entry (coordinators only); default every kind the token may search",
+                items={"type": "string", "enum": list(finder.KINDS)},
+            ),
+        ] = None,
+        agent: Annotated[
+            str | None,
+            _described("search as this agent sees (an agent token: itself, the default)", **AGENT_NAME),
+        ] = None,
+        inactive: Annotated[
+            bool,
+            Field(
+                description="also superseded, archived and expired rows and decided inbox entries, "
+                "ranked lower"
+            ),
+        ] = False,
+    ) -> Answer:
+        caller = caller_of(ctx)
+        return search_as(caller, q=q, limit=limit, kinds=kinds, agent=agent, inactive=inactive)
 
     def mirror_answer(caller: Caller, kind: str) -> Answer:
         result = mirror_run_as(caller, kind, trigger=VIA)

@@ -34,7 +34,7 @@ from ledger.models import (
     Project,
     Source,
 )
-from ledger.relevance import rank_by_task, task_terms
+from ledger.relevance import task_terms
 from ledger.search import WORD, search
 from ledger.services.effects import audit, workspace_changed
 from ledger.services.errors import Conflict, NotFound, invalid
@@ -57,9 +57,9 @@ from ledger.values import (
     tag_index,
 )
 
-# Near-duplicates: the new memory's longest words are searched (one query each, bounded), and the best
-# few matches are scored by their whole text. Longer words are the rarer ones, so they find the
-# memories that share the topic.
+# Near-duplicates: the new memory's longest words are searched (one query, any of them may match, best
+# first), and the best few matches are scored by their whole text. Longer words are the rarer ones, so
+# they find the memories that share the topic.
 NEAR_DUPLICATE_WORDS = 8
 NEAR_DUPLICATE_CANDIDATES = 20
 # The statuses a memory may be given by an edit: `superseded` comes only with what supersedes it.
@@ -291,7 +291,7 @@ def near_duplicate(memory: AgentMemory) -> tuple[AgentMemory, int] | None:
     words = sorted(task_terms(memory.content), key=len, reverse=True)[:NEAR_DUPLICATE_WORDS]
     if not words:
         return None
-    candidates = rank_by_task(rows, " ".join(words), k=NEAR_DUPLICATE_CANDIDATES, search=search)
+    candidates = search(rows, " ".join(words))[:NEAR_DUPLICATE_CANDIDATES]
     text = normalised_text(memory.content)
     best: tuple[AgentMemory, int] | None = None
     for candidate in candidates:

@@ -60,6 +60,37 @@ def test_child_mode_and_limits_as_query_parameters(ledger, alice):
     assert body["layers"]["memory"]["ids"] == []
 
 
+def test_a_task_brings_the_decisions_that_bear_on_it_into_the_relevant_layer(ledger, alice):
+    def decide(type, title):
+        return services.decision_create(
+            project=ledger, agent_name="lead", type=type, title=title, content="Keep it short.", by="l"
+        ).pk
+
+    queue = decide("technical", "Queue background jobs in PostgreSQL")
+    review = decide("process", "Review every queue migration twice")
+    unrelated = decide("technical", "Serve fonts from the CDN")
+    boundary = decide("architectural", "Background jobs stay in one queue")
+    body = alice.get("/context", agent="alice", task="background jobs queue migration").json()
+    relevant, boundaries = body["layers"]["relevant"], body["layers"]["boundaries"]
+    assert set(relevant["decisions"]) == {queue, review}
+    assert unrelated not in relevant["decisions"]
+    # A boundary is in every block already: never in the relevant layer again.
+    assert boundary in boundaries["ids"] and boundary not in relevant["decisions"]
+    # Listed in block order: the order their lines have in the text.
+    titles = {queue: "Queue background jobs in PostgreSQL", review: "Review every queue migration twice"}
+    assert relevant["decisions"] == sorted(
+        relevant["decisions"], key=lambda pk: body["text"].index(titles[pk])
+    )
+
+
+def test_without_a_task_the_relevant_layer_lists_no_decisions(ledger, alice):
+    services.decision_create(
+        project=ledger, agent_name="lead", type="technical", title="Queue jobs", content="c", by="l"
+    )
+    relevant = alice.get("/context", agent="alice").json()["layers"]["relevant"]
+    assert relevant["decisions"] == [] and relevant["episodes"] == []
+
+
 def test_empty_context_is_null_text(project, alice):
     body = alice.get("/context", agent="Alice").json()
     assert body["text"] is None and body["sha256"] is None

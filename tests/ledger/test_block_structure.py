@@ -56,7 +56,7 @@ def canon_shape(result: context.CompiledContext, titles: dict[int, str]) -> list
         expected += [("h3", heading(titles[pk])) for pk in result.boundaries.ids]
     if result.memory.ids:
         expected.append(layer_heading("memory"))
-    if result.relevant.ids or result.relevant.episodes:
+    if result.relevant.ids or result.relevant.episodes or result.relevant.decisions:
         expected.append(layer_heading("relevant"))
     if result.session.ids:
         expected.append(layer_heading("session"))

@@ -10,9 +10,8 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from ledger import context, relevance, services
-from ledger.context import kept_task_words
-from ledger.relevance import COMMON_SHARE, PRUNE_FROM, rare_words
+from ledger import context, services, word_stats
+from ledger.word_stats import COMMON_SHARE, PRUNE_FROM, kept_words, rare_words
 
 pytestmark = pytest.mark.django_db
 
@@ -36,7 +35,7 @@ def test_rare_words_leaves_out_common_words_only_on_a_large_index():
 @pytest.fixture
 def stats_read_again():
     """How common words are, read afresh (it is remembered per process), after ANALYZE on PostgreSQL."""
-    context.forget_word_stats()
+    word_stats.forget_word_stats()
     if connection.vendor == "postgresql":
         with connection.cursor() as cursor:
             cursor.execute("ANALYZE ledger_agentmemory")
@@ -47,15 +46,15 @@ def test_a_word_in_most_memories_is_left_out_of_a_large_ledgers_match(project, m
     for i in range(60):
         remember(project, "Ripley", f"Webhook handler note number {i} for the payments service.")
     rare = remember(project, "Ripley", "The webhook signing secret rotates with the ledger keys.")
-    monkeypatch.setattr(relevance, "PRUNE_FROM", 10)
-    context.forget_word_stats()
+    monkeypatch.setattr(word_stats, "PRUNE_FROM", 10)
+    word_stats.forget_word_stats()
     if connection.vendor == "postgresql":
         with connection.cursor() as cursor:
             cursor.execute("ANALYZE ledger_agentmemory")
 
     with connection.cursor() as cursor:
-        assert kept_task_words(cursor, connection.vendor, ["webhook", "ledger"]) == ["ledger"]
-        assert kept_task_words(cursor, connection.vendor, ["webhook"]) == ["webhook"]
+        assert kept_words(cursor, connection.vendor, ["webhook", "ledger"]) == ["ledger"]
+        assert kept_words(cursor, connection.vendor, ["webhook"]) == ["webhook"]
 
     result = context.compile(project, "Ripley", task="rotate the webhook ledger keys", max_items=0)
     assert result.relevant.ids == [rare.pk]
@@ -65,7 +64,7 @@ def test_a_small_ledger_keeps_every_word(project, stats_read_again):
     for i in range(12):
         remember(project, "Ripley", f"Webhook handler note number {i}.")
     with connection.cursor() as cursor:
-        assert kept_task_words(cursor, connection.vendor, ["webhook", "ledger"]) == ["webhook", "ledger"]
+        assert kept_words(cursor, connection.vendor, ["webhook", "ledger"]) == ["webhook", "ledger"]
 
 
 def test_a_memory_shared_later_reaches_another_agents_relevant_layer_and_leaves_it_when_unshared(project):
@@ -102,6 +101,7 @@ def counted_words(queries) -> list[str]:
 @pytest.mark.sqlite_only
 def test_sqlite_counts_each_word_once_a_while(project, monkeypatch):
     remember(project, "Ripley", "Webhook handler retries with backoff.")
+    word_stats.forget_word_stats()  # the write's near-duplicate search counted its words already
     with CaptureQueriesContext(connection) as first:
         context.compile(project, "Ripley", task="webhook retries")
     with CaptureQueriesContext(connection) as again:
@@ -112,7 +112,7 @@ def test_sqlite_counts_each_word_once_a_while(project, monkeypatch):
     assert counted_words(again) == []
     assert counted_words(more) == ["signing"]
 
-    monkeypatch.setattr(context, "STATS_SECONDS", 0.0)  # every count is out of date at once
+    monkeypatch.setattr(word_stats, "STATS_SECONDS", 0.0)  # every count is out of date at once
     with CaptureQueriesContext(connection) as stale:
         context.compile(project, "Ripley", task="webhook signing")
     assert counted_words(stale) == ["webhook", "signing"]
@@ -123,12 +123,12 @@ def test_sqlite_forgets_every_count_past_its_limit_and_still_leaves_out_common_w
     for i in range(60):
         remember(project, "Ripley", f"Webhook handler note number {i} for the payments service.")
     remember(project, "Ripley", "The webhook signing secret rotates with the ledger keys.")
-    monkeypatch.setattr(relevance, "PRUNE_FROM", 10)
-    monkeypatch.setattr(context, "COUNTED_WORDS", 2)
+    monkeypatch.setattr(word_stats, "PRUNE_FROM", 10)
+    monkeypatch.setattr(word_stats, "COUNTED_WORDS", 2)
     with connection.cursor() as cursor:
-        assert kept_task_words(cursor, "sqlite", ["payments", "ledger"]) == ["ledger"]
+        assert kept_words(cursor, "sqlite", ["payments", "ledger"]) == ["ledger"]
     # One more word would make three: every count is forgotten, and both words are counted afresh.
     with CaptureQueriesContext(connection) as queries, connection.cursor() as cursor:
-        assert kept_task_words(cursor, "sqlite", ["webhook", "ledger"]) == ["ledger"]
+        assert kept_words(cursor, "sqlite", ["webhook", "ledger"]) == ["ledger"]
     assert counted_words(queries) == ["webhook", "ledger"]
-    assert set(context._sqlite_counts.shares) == {"webhook", "ledger"}
+    assert set(word_stats._sqlite_counts.shares) == {"webhook", "ledger"}

@@ -244,6 +244,25 @@ def test_a_decayed_old_memory_ranks_below_a_fresh_equal_one(billing):
     assert context.compile(billing, "Ripley", task=TASK).relevant.ids == [fresh.pk, old.pk]
 
 
+def test_age_takes_at_most_half_of_a_memorys_weight(billing):
+    """Ten years old, the important memory keeps half its weight, and still comes before a new one of
+    half its importance that says a little less about the task."""
+    old = aged(
+        remember(
+            billing,
+            "Ripley",
+            "Billing webhook handler retries: cap each attempt.",
+            type="update",
+            importance="high",
+        ),
+        days=3650,
+    )
+    fresh = remember(
+        billing, "Ripley", "Billing webhook retries: cap each attempt.", type="update", importance="low"
+    )
+    assert context.compile(billing, "Ripley", task=TASK).relevant.ids == [old.pk, fresh.pk]
+
+
 def test_a_coordinators_memory_does_not_decay(billing):
     old = aged(
         remember(
@@ -349,10 +368,10 @@ def test_the_same_ledger_and_time_give_the_same_bytes(billing):
 # --- Cost ---
 
 
-# A compile with a task reads boundaries, memory, relevant memories, relevant episodes and the session.
-# How common the task's words are is read too, but remembered for minutes (SQLite counts the words,
-# PostgreSQL reads its statistics): the warm-up compile below reads it.
-TASK_READS = 5
+# A compile with a task reads boundaries, memory, relevant memories, episodes and decisions, and the
+# session. How common the task's words are is read too, but remembered for minutes (SQLite counts the
+# words, PostgreSQL reads its statistics): the warm-up compile below reads it.
+TASK_READS = 6
 
 
 @pytest.mark.parametrize("rows", [0, 5, 40])
@@ -360,6 +379,14 @@ def test_a_task_adds_a_fixed_number_of_queries(billing, django_assert_num_querie
     for i in range(rows):
         remember(billing, "Ripley" if i % 2 else "Dallas", f"Billing webhook note {i}.", tags="cross-team")
         episode(billing, "Ripley", f"run-{i}", f"Billing webhook retry attempt {i}.")
+        services.decision_create(
+            project=billing,
+            agent_name="Dallas",
+            type="technical",
+            title=f"Billing webhook rule {i}",
+            content="Retry with backoff.",
+            by="lead",
+        )
     context.compile(billing, "Dallas", task=TASK)
     with django_assert_num_queries(TASK_READS):
         context.compile(billing, "Ripley", task=TASK)
@@ -381,6 +408,7 @@ def test_a_recorded_compile_keeps_the_task_budgets_and_relevant_rows(billing):
         "tokens": result.relevant.tokens,
         "ids": [summary.pk],
         "episodes": [mine.pk],
+        "decisions": [],
         "budget": 1500,
     }
     assert summary in compilation.memories.all()
@@ -409,6 +437,7 @@ def test_the_api_takes_a_task_and_budgets(billing, make_api):
         "tokens": found.tokens,
         "ids": [found.pk],
         "episodes": [],
+        "decisions": [],
         "budget": 500,
     }
     assert body["layers"]["session"]["budget"] == 300

@@ -34,6 +34,7 @@ TOOLS = {
     "list_memory",
     "get_memory",
     "search_memory",
+    "search",
     "inject_learning",
     "record_episode",
     "list_episodes",

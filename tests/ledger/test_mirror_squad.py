@@ -604,6 +604,52 @@ def test_a_boundary_appended_to_an_adopted_log_waits_for_a_coordinator(adopting,
     assert "Always push to main" in context.compile(adopting, "Juno").text
 
 
+def test_a_block_appended_to_an_adopted_log_reaches_no_task_until_a_coordinator_acts(adopting, root):
+    """A technical block is no boundary, but a task would bring it into the relevant layer: one no
+    person has read is held there too, until a coordinator retypes (even to its own type) or edits it."""
+    from ledger import context
+
+    log = root / ".squad/decisions.md"
+    log.parent.mkdir()
+    log.write_text(
+        "# Squad Decisions\n\n### 2026-03-01: Cache the harbour tide tables\n**By:** Marlow\n"
+        "**Type:** technical\n\nTide tables are cached for a day.\n",
+        encoding="utf-8",
+    )
+    sync(adopting)
+    first = Decision.objects.get(project=adopting)
+    assert not first.held
+    with log.open("a", encoding="utf-8") as handle:
+        for day, title in (
+            ("02", "Deploy berth schedules on Fridays"),
+            ("03", "Deploy pilot rosters by hand"),
+        ):
+            handle.write(f"\n### 2026-03-{day}: {title}\n**By:** Rai\n**Type:** technical\n\nNo review.\n")
+    imported, _ = sync(adopting)
+    retyped, edited = (
+        Decision.objects.get(project=adopting, title__startswith=t) for t in ("Deploy berth", "Deploy pilot")
+    )
+    assert retyped.held and edited.held and retyped.type == "technical"
+    assert "2 decisions held for review" in imported.adopted[0][1]
+    task = "deploy the berth schedules and pilot rosters, using the cached tide tables"
+
+    def told() -> context.CompiledContext:
+        result = context.compile(adopting, "Juno", task=task)
+        assert result.error is None
+        return result
+
+    result = told()
+    assert result.relevant.decisions == [first.pk]
+    assert "Deploy" not in (result.text or "")
+    services.decisions_retype(project=adopting, decision_ids=[retyped.pk], type="technical", by="lead")
+    assert set(told().relevant.decisions) == {first.pk, retyped.pk}
+    services.decision_edit(
+        project=adopting, decision_id=edited.pk, by="lead", title="Deploy pilot rosters through the pipeline"
+    )
+    assert set(told().relevant.decisions) == {first.pk, retyped.pk, edited.pk}
+    assert not Decision.objects.filter(project=adopting, held=True).exists()
+
+
 def test_archiving_an_adopted_decision_notes_it_under_the_teams_block(adopting, team, root):
     sync(adopting)
     decision = Decision.objects.filter(project=adopting, source="import", status="active").last()

@@ -22,12 +22,14 @@ def test_api_memory_search_finds_separate_words_best_first(project, coordinator)
     remember(project, "Alice", "the payment provider sends the webhook twice; dedupe each webhook payment")
     remember(project, "Alice", "payment pages and a webhook")
     remember(project, "Alice", "payment pages only")
+    remember(project, "Alice", "invoices are sent monthly")
     response = coordinator.get("/memory", q="webhook payment")
     assert contents(response) == [
         "the payment provider sends the webhook twice; dedupe each webhook payment",
         "payment pages and a webhook",
+        "payment pages only",
     ]
-    assert response["X-Total-Count"] == "2"
+    assert response["X-Total-Count"] == "3"
 
 
 def test_api_search_never_shows_another_agents_private_memory(project, alice, bob):
@@ -35,7 +37,10 @@ def test_api_search_never_shows_another_agents_private_memory(project, alice, bo
     remember(project, "Bob", "secret sharing rules", tags="cross-team")
     remember(project, "Alice", "my secret notes")
     assert sorted(contents(alice.get("/memory", q="secret"))) == ["my secret notes", "secret sharing rules"]
-    assert contents(alice.get("/memory", q="secret rotation")) == []
+    assert sorted(contents(alice.get("/memory", q="secret rotation"))) == [
+        "my secret notes",
+        "secret sharing rules",
+    ]
     assert contents(alice.get("/memory", q="rotation", agent="bob")) == []
     assert sorted(contents(bob.get("/memory", q="secret"))) == [
         "secret rotation plan",
@@ -96,7 +101,8 @@ def test_mcp_search_memory_never_finds_another_agents_private_memory(project):
     found = answer(call(alice, "search_memory", q="signing keys"))
     assert [m["content"] for m in found["items"]] == ["signing keys live in the vault"]
     assert found["total"] == 1
-    assert answer(call(alice, "search_memory", q="rotate signing", agent="Bob"))["total"] == 0
+    found = answer(call(alice, "search_memory", q="rotate signing", agent="Bob"))
+    assert [m["content"] for m in found["items"]] == ["signing keys live in the vault"]
     assert answer(call(bob, "search_memory", q="signing keys"))["total"] == 2
 
 

@@ -230,12 +230,15 @@ def floor_relevant(
         RELEVANT_MEMORY_SQL,
     )
     from ledger.relevance import fts5_any, pg_any, task_pieces
-    from ledger.word_stats import COMMON_SHARE, SHARES_SQLITE_WORD
+    from ledger.word_stats import COMMON_SHARE, MEMORIES, SHARES_SQLITE_WORD
 
     mark = "?" if engine == "sqlite" else "%s"
     cur = raw.cursor()
     if engine == "sqlite":
-        counts = ", ".join([SHARES_SQLITE_WORD.format(share=f"{COMMON_SHARE:.6f}")] * len(words))
+        one = SHARES_SQLITE_WORD.format(
+            fts=MEMORIES.fts_table, table=MEMORIES.name, share=f"{COMMON_SHARE:.6f}"
+        )
+        counts = ", ".join([one] * len(words))
         cur.execute(
             f"SELECT (SELECT coalesce(max(id), 0) FROM ledger_agentmemory), {counts}".replace("%s", mark),
             [f'{{content tag_index}} : "{word}"' for word in words],

@@ -11,9 +11,9 @@ What someone types is never read as query syntax. It is cut into words (runs of 
 English stop words are dropped, and each word is quoted before it reaches the database. A row matches
 when it holds ANY of the words, stemmed (`migrations` finds `migration`), the last one typed also as a
 prefix (`postg` finds `PostgreSQL`, as the dashboard searches while someone types). Text with no word
-left (only punctuation or stop words) matches nothing. On a large memory index, a word most memories
-hold is matched only when it is asked alone or with no rarer word (`ledger.word_stats`); it still
-counts for the row holding every word.
+left (only punctuation or stop words) matches nothing. In a large table of memories, decisions or
+inbox entries, a word most of its rows hold is matched only when it is asked alone or with no rarer
+word (`ledger.word_stats`); it still counts for the row holding every word.
 
 The query is read the way the index read the text, so that every token the index holds can be found:
 
@@ -102,6 +102,13 @@ SCORE = "search_rank"
 ALL_WORDS_BOOST = 3.0
 # What a row whose title holds every word (decisions, inbox entries) has its score multiplied by.
 TITLE_BOOST = 2.0
+# The tables whose common words are left out of a match of rarer ones (`ledger.word_stats`): those that
+# grow to thousands of rows. An agent's episodes stay few.
+COUNTED: dict[type[Model], word_stats.Table] = {
+    AgentMemory: word_stats.MEMORIES,
+    Decision: word_stats.DECISIONS,
+    InboxEntry: word_stats.ENTRIES,
+}
 # The most memories one search scores: when more match, the newest RANKED_MEMORIES of them (among the
 # rows the caller may see). Every match must be scored before the best can be shown, and a word held by
 # tens of thousands of memories would cost the whole index's worth of scoring; a word that common
@@ -453,9 +460,11 @@ def search(rows: QuerySet[M], q: str) -> QuerySet[M]:
     if not query.words:
         return rows.none()
     matched = query
-    if rows.model is AgentMemory and len(query.words) > 1:
+    counted = COUNTED.get(rows.model)
+    if counted is not None and len(query.words) > 1:
         with connection.cursor() as cursor:
-            matched = query.keeping(word_stats.kept_words(cursor, connection.vendor, list(query.words)))
+            kept = word_stats.kept_words(cursor, connection.vendor, list(query.words), counted)
+        matched = query.keeping(kept)
     # A memory queryset that knows its reader (`MemoryQuerySet`) asks the index for the reader's rows
     # alone, by the scope words the index holds beside each memory's text.
     reader = getattr(rows, "reader", None)
@@ -466,23 +475,21 @@ def search(rows: QuerySet[M], q: str) -> QuerySet[M]:
     else:
         found, rank = _sqlite(rows, query, matched, scope)
     if rows.model is AgentMemory:
-        found = _newest(found, RANKED_MEMORIES, scoped=bool(scope))
+        found = _newest(rows, found, RANKED_MEMORIES)
     return found.annotate(**{SCORE: rank}).order_by(f"-{SCORE}", "-created_at", "-id")
 
 
-def _newest(found: QuerySet[M], count: int, scoped: bool) -> QuerySet[M]:
-    """`found` without the rows older (lower ids) than its `count` newest.
+def _newest(rows: QuerySet[M], found: QuerySet[M], count: int) -> QuerySet[M]:
+    """`found` (the matches among `rows`) without the rows older (lower ids) than its `count` newest.
 
-    On SQLite the ids are the index's own, which gives its matches newest first without a sort, stops
-    at the threshold, and then reads only the matches from there on. On PostgreSQL the threshold is
-    found by walking the ids backwards or by sorting the matches, whichever the planner finds cheaper.
-    A search `scoped` to one reader's rows finds few of them in the text index: its condition is then
-    on `id + 0`, which the primary key's index cannot answer, since read through that index every row
-    past the threshold (most of the table) would be gathered beside the text index's few."""
-    key = "pk" if connection.vendor == "postgresql" else f"{TEXT_INDEX}__pk"
+    On SQLite the ids are the index's own, which gives its matches newest first without a sort: the
+    threshold is read there, stopping at it, and then only the matches from it on are read. On
+    PostgreSQL the newest matches' ids are read once (walking the ids backwards, or sorting what the
+    text index found, whichever the planner finds cheaper) and the rows fetched by id."""
+    if connection.vendor == "postgresql":
+        return rows.filter(pk__in=Subquery(found.order_by("-pk").values("pk")[:count]))
+    key = f"{TEXT_INDEX}__pk"
     threshold = Coalesce(Subquery(found.order_by(f"-{key}").values(key)[count - 1 : count]), 0)
-    if connection.vendor == "postgresql" and scoped:
-        return found.alias(newest_key=F("pk") + 0).filter(newest_key__gte=threshold)
     return found.filter(**{f"{key}__gte": threshold})
 
 

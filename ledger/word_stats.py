@@ -1,13 +1,14 @@
-"""How common a word is in the memory index, and which words of a task or a query are too common to
-match by.
+"""How common a word is in a table's full-text index, and which words of a task or a query are too
+common to match by.
 
 On a large ledger a word that most memories hold (`deploy`, `cache`) finds tens of thousands of rows,
 and every one of them must be scored before the best can be shown: the cost follows the commonest word.
-Such a word also says little about what is asked (BM25 weighs it near zero). So once the index is large
+Such a word also says little about what is asked (BM25 weighs it near zero). So once a table is large
 (`PRUNE_FROM` rows), the words held by more than `COMMON_SHARE` of its rows are left out of the match
 while a rarer word is asked for with them (`rare_words`); the match is then as small as its rarest
 words make it. When every word is that common, the rarest one is matched. The compiler's relevant
-layer (`ledger.context`) and the memory search (`ledger.search`) use the same rule.
+layer (`ledger.context`, by the memories' counts) and the search of memories, decisions and inbox
+entries (`ledger.search`, each by its own table's) use the same rule.
 """
 
 from __future__ import annotations
@@ -46,14 +47,30 @@ def rare_words(words: list[str], shares: dict[str, float], rows: int) -> list[st
 # that ANALYZE keeps for `search_vector` (pg_stats), read at most every STATS_SECONDS per process, the
 # words stemmed as the `english` configuration stems them; no statistics yet means nothing is left out.
 # Either way a word's share is at most STATS_SECONDS old: how common a word is changes slowly.
+@dataclass(frozen=True)
+class Table:
+    """A table whose index's words are counted: its name, its FTS5 table (SQLite) and the columns of
+    that table a count reads (the text, never the scope words)."""
+
+    name: str
+    fts_table: str
+    text_columns: str
+
+
+MEMORIES = Table("ledger_agentmemory", "ledger_memory_fts", "content tag_index")
+DECISIONS = Table("ledger_decision", "ledger_decision_fts", "title content rationale")
+ENTRIES = Table("ledger_inboxentry", "ledger_entry_fts", "slug title content rationale")
+
+# SQLite: one word's rows in `{fts}`, counted up to COMMON_SHARE of the table (`{share}`) and one more.
 SHARES_SQLITE_WORD = (
-    "(SELECT count(*) FROM (SELECT 1 FROM ledger_memory_fts WHERE ledger_memory_fts MATCH %s"
-    " LIMIT (SELECT CAST(coalesce(max(id), 0) * {share} AS INTEGER) + 1 FROM ledger_agentmemory)))"
+    "(SELECT count(*) FROM (SELECT 1 FROM {fts} WHERE {fts} MATCH %s"
+    " LIMIT (SELECT CAST(coalesce(max(id), 0) * {share} AS INTEGER) + 1 FROM {table})))"
 )
+# PostgreSQL: the most common lexemes of a table's `search_vector` and their shares (`%s`: the table).
 SHARES_POSTGRESQL_SQL = """
-SELECT e.elem, e.freq, (SELECT reltuples FROM pg_class WHERE oid = 'ledger_agentmemory'::regclass)
+SELECT e.elem, e.freq, (SELECT reltuples FROM pg_class WHERE oid = %s::regclass)
 FROM pg_stats p, unnest(p.most_common_elems::text::text[], p.most_common_elem_freqs) AS e(elem, freq)
-WHERE p.schemaname = current_schema() AND p.tablename = 'ledger_agentmemory'
+WHERE p.schemaname = current_schema() AND p.tablename = %s
   AND p.attname = 'search_vector' AND e.elem IS NOT NULL
 """
 STATS_SECONDS = 600.0
@@ -62,7 +79,7 @@ COUNTED_WORDS = 10_000
 
 @dataclass
 class _LexemeStats:
-    """PostgreSQL: every common lexeme's share, read together."""
+    """PostgreSQL: every common lexeme's share in one table, read together."""
 
     rows: int = 0
     shares: dict[str, float] = field(default_factory=dict)
@@ -71,16 +88,16 @@ class _LexemeStats:
 
 @dataclass
 class _WordCounts:
-    """SQLite: the share of each word counted so far, with when it was counted, and the index's size
-    at the last count."""
+    """SQLite: the share of each word counted so far in one table, with when it was counted, and the
+    table's size at the last count."""
 
     rows: int = 0
     shares: dict[str, tuple[float, float]] = field(default_factory=dict)
 
 
-_pg_stats = _LexemeStats()
+_pg_stats: dict[str, _LexemeStats] = {}
 _pg_stats_lock = threading.Lock()
-_sqlite_counts = _WordCounts()
+_sqlite_counts: dict[str, _WordCounts] = {}
 _sqlite_counts_lock = threading.Lock()
 _english = stemmer("english")
 _english_lock = threading.Lock()
@@ -94,49 +111,53 @@ def _stem(word: str) -> str:
 
 
 def forget_word_stats() -> None:
-    """Read how common words are afresh at the next compile, on either engine."""
-    global _pg_stats, _sqlite_counts
+    """Read how common words are afresh at the next search or compile, on either engine."""
     with _pg_stats_lock, _sqlite_counts_lock:
-        _pg_stats, _sqlite_counts = _LexemeStats(), _WordCounts()
+        _pg_stats.clear()
+        _sqlite_counts.clear()
 
 
-def _sqlite_shares(cursor: Any, words: list[str]) -> tuple[dict[str, float], int]:
-    """Each word's share of the memory index's rows, counting only the words not counted lately."""
+def _sqlite_shares(cursor: Any, words: list[str], table: Table) -> tuple[dict[str, float], int]:
+    """Each word's share of the table's rows, counting only the words not counted lately."""
     with _sqlite_counts_lock:
         now = time.monotonic()
-        known = _sqlite_counts.shares
+        counts = _sqlite_counts.setdefault(table.name, _WordCounts())
+        known = counts.shares
         stale = [word for word in words if now - known.get(word, (0.0, -STATS_SECONDS))[1] >= STATS_SECONDS]
         if len(known) + len(stale) > COUNTED_WORDS:
             known.clear()
             stale = words
         if stale:
-            share = f"{COMMON_SHARE:.6f}"
-            counts = ", ".join([SHARES_SQLITE_WORD.format(share=share)] * len(stale))
+            one = SHARES_SQLITE_WORD.format(
+                fts=table.fts_table, table=table.name, share=f"{COMMON_SHARE:.6f}"
+            )
             cursor.execute(
-                f"SELECT (SELECT coalesce(max(id), 0) FROM ledger_agentmemory), {counts}",
-                [f'{{content tag_index}} : "{word}"' for word in stale],
+                f"SELECT (SELECT coalesce(max(id), 0) FROM {table.name}), {', '.join([one] * len(stale))}",
+                [f'{{{table.text_columns}}} : "{word}"' for word in stale],
             )
             rows, *found = cursor.fetchone()
             for word, count in zip(stale, found, strict=True):
                 known[word] = (count / rows if rows else 0.0, now)
-            _sqlite_counts.rows = rows
-        return {word: known[word][0] for word in words}, _sqlite_counts.rows
+            counts.rows = rows
+        return {word: known[word][0] for word in words}, counts.rows
 
 
-def kept_words(cursor: Any, vendor: str, words: list[str]) -> list[str]:
-    """`words` without those too common to match by (`rare_words`), on the engine `vendor`."""
-    if vendor == "sqlite":
-        return rare_words(words, *_sqlite_shares(cursor, words))
-    global _pg_stats
+def _pg_shares(cursor: Any, words: list[str], table: Table) -> tuple[dict[str, float], int]:
+    """Each word's share of the table's rows, from the statistics ANALYZE keeps (read lately)."""
     with _pg_stats_lock:
-        if time.monotonic() - _pg_stats.read_at >= STATS_SECONDS:
-            cursor.execute(SHARES_POSTGRESQL_SQL)
+        stats = _pg_stats.get(table.name)
+        if stats is None or time.monotonic() - stats.read_at >= STATS_SECONDS:
+            cursor.execute(SHARES_POSTGRESQL_SQL, [table.name, table.name])
             found = cursor.fetchall()
-            _pg_stats = _LexemeStats(
+            stats = _pg_stats[table.name] = _LexemeStats(
                 rows=int(found[0][2]) if found else 0,
                 shares={elem: float(freq) for elem, freq, _ in found},
                 read_at=time.monotonic(),
             )
-        stats = _pg_stats
-    shares = {word: stats.shares.get(_stem(word), 0.0) for word in words}
-    return rare_words(words, shares, stats.rows)
+    return {word: stats.shares.get(_stem(word), 0.0) for word in words}, stats.rows
+
+
+def kept_words(cursor: Any, vendor: str, words: list[str], table: Table = MEMORIES) -> list[str]:
+    """`words` without those too common in `table` to match by (`rare_words`), on the engine `vendor`."""
+    shares = _sqlite_shares if vendor == "sqlite" else _pg_shares
+    return rare_words(words, *shares(cursor, words, table))

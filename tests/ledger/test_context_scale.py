@@ -131,4 +131,4 @@ def test_sqlite_forgets_every_count_past_its_limit_and_still_leaves_out_common_w
     with CaptureQueriesContext(connection) as queries, connection.cursor() as cursor:
         assert kept_words(cursor, "sqlite", ["webhook", "ledger"]) == ["ledger"]
     assert counted_words(queries) == ["webhook", "ledger"]
-    assert set(word_stats._sqlite_counts.shares) == {"webhook", "ledger"}
+    assert set(word_stats._sqlite_counts["ledger_agentmemory"].shares) == {"webhook", "ledger"}

@@ -291,8 +291,8 @@ def test_a_query_keeps_the_pieces_that_hold_a_kept_word():
 
 @pytest.fixture
 def large(monkeypatch):
-    """The memory index counts as large from ten rows (`ledger.word_stats.PRUNE_FROM`), and a word in
-    more than 30 % of them as common."""
+    """A table counts as large from ten rows (`ledger.word_stats.PRUNE_FROM`), and a word in more than
+    30 % of its rows as common."""
     from ledger import word_stats
 
     monkeypatch.setattr(word_stats, "PRUNE_FROM", 10)
@@ -303,7 +303,7 @@ def large(monkeypatch):
         word_stats.forget_word_stats()
         if connection.vendor == "postgresql":
             with connection.cursor() as cursor:
-                cursor.execute("ANALYZE ledger_agentmemory")
+                cursor.execute("ANALYZE ledger_agentmemory, ledger_decision")
 
     yield analysed
     word_stats.forget_word_stats()
@@ -330,15 +330,19 @@ def test_on_a_small_index_every_word_is_matched(project):
     assert len(found("deploy rollback")) == 6
 
 
-def test_only_memories_leave_common_words_out(project, large):
-    """How common a word is is read from the memory index: a decision search matches every word."""
+def test_each_table_leaves_out_the_words_common_in_it(project, large):
+    """How common a word is is counted in the table searched: `deploy` is common among these memories
+    and rare among these decisions, `rollback` the other way round."""
     for i in range(12):
         remember(project, f"Deploy note {i}: the deploy ran")
-        decide(project, f"Deploy rule {i}", "The deploy waits for the tests.")
-    remember(project, "A rollback needs the previous schema")
-    decide(project, "Rollback rule", "A rollback needs the previous schema.")
+        decide(project, f"Rollback rule {i}", "A rollback restores the previous schema.")
+    rollback = remember(project, "A rollback needs the previous schema")
+    deploy = decide(project, "Deploy rule", "The deploy waits for the tests.")
+    decide(project, "Invoice rule", "Invoices are sent monthly.")
     large()
-    assert len(found("deploy rollback", Decision)) == 13
+    assert found("deploy rollback") == [rollback.content]
+    assert found("deploy rollback", Decision) == [deploy.title]
+    assert len(found("rollback", Decision)) == 12  # asked alone, a common word finds every row
 
 
 def test_an_agents_search_asks_the_index_for_its_rows_and_finds_what_the_rule_lets_it_read(project):

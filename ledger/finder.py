@@ -69,7 +69,7 @@ DEFAULT_LIMIT = 20
 MAX_LIMIT = 100
 # How many rows of each kind are read beyond `limit`: the order of a kind's rows changes a little once
 # their coverage counts, so a few more are weighed.
-CANDIDATES = 10
+CANDIDATES = 5
 # What a row no longer in force counts, against one in force.
 INACTIVE_WEIGHT = 0.5
 # The longest title (a row's title, or its first line), in characters.
@@ -224,7 +224,8 @@ def _memories(
         "agent__name",
     )
     found = []
-    for m in _best(rows, q, count * len(kinds)):
+    # Memories and summaries share one index and one order: the best `count` of both are enough.
+    for m in _best(rows, q, count):
         status = _memory_status(m)
         summary = m.source == Source.SESSION_SUMMARY
         if summary:

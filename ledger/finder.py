@@ -53,7 +53,7 @@ from ledger.models import (
     Session,
     Source,
 )
-from ledger.search import EXCERPT_SCAN, SCORE, WORD, Matcher, excerpt, search
+from ledger.search import EXCERPT_SCAN, SCORE, Matcher, excerpt, search
 from ledger.services import NotFound, invalid
 
 M = TypeVar("M", bound=Model)
@@ -412,14 +412,14 @@ def _viewer(project: Project, agent_name: str | None, coordinator: bool) -> Agen
 
 def ranked(rows: list[_Row], matcher: Matcher, limit: int) -> list[Hit]:
     """The best `limit` of `rows` as hits, scored as the module says, best first."""
-    reader = _Reader(matcher)
     best: dict[str, float] = {}
     for row in rows:
         if row.text_score is not None:
             best[row.table or row.kind] = max(best.get(row.table or row.kind, 0.0), row.text_score)
     weighed = []
     for row in rows:
-        found = {name: reader.holds(text) for name, text in row.fields.items()}
+        # What each field holds, of its first `EXCERPT_SCAN` characters, as its excerpt reads it.
+        found = {name: matcher.found(text[:EXCERPT_SCAN]) for name, text in row.fields.items()}
         held = {word for words in found.values() for word in words}
         top = best.get(row.table or row.kind, 0.0)
         relative = 1.0 if row.text_score is None or top <= 0 else max(row.text_score, 0.0) / top
@@ -445,27 +445,6 @@ def ranked(rows: list[_Row], matcher: Matcher, limit: int) -> list[Hit]:
         )
         for score, row, found, held in weighed[:limit]
     ]
-
-
-class _Reader:
-    """Which query words a text holds (`Matcher.found`), each word of a search's texts matched once:
-    the rows of one search share most of their words."""
-
-    def __init__(self, matcher: Matcher) -> None:
-        self.matcher = matcher
-        self.seen: dict[str, int | None] = {}
-
-    def holds(self, text: str) -> tuple[str, ...]:
-        """The query words `text` holds (of its first `EXCERPT_SCAN` characters, as its excerpt reads it),
-        in the query's order."""
-        held = set()
-        for word in set(WORD.findall(text[:EXCERPT_SCAN])):
-            if word not in self.seen:
-                self.seen[word] = self.matcher.which(word)
-            index = self.seen[word]
-            if index is not None:
-                held.add(index)
-        return tuple(self.matcher.words[index] for index in sorted(held))
 
 
 def _shown(found: dict[str, tuple[str, ...]]) -> str:

@@ -1,6 +1,6 @@
 """Competing proposals: pending entries and active decisions that answer the same question as an entry
 (docs/dashboard.md "Competing proposals"). The dashboard shows them; a merge of a boundary proposal
-(`ledger.services.inbox.entry_merge`) is refused while one competes, until the reviewer chooses.
+(`ledger.services.inbox.merge.entry_merge`) is refused while one competes, until the reviewer chooses.
 
 Two proposals compete when they share a base slug (the part before `--`: `queue-tech`,
 `queue-tech--bob` and `queue-tech--bob--2` are one topic proposed three times, as Canon de-collides a

@@ -16,7 +16,7 @@ from django import forms
 from ledger.models import DecisionType, Importance
 from ledger.services import TITLE_MAX_LENGTH
 from ledger.services.fields import REASON_MAX_LENGTH
-from ledger.services.inbox import VERSION_LENGTH
+from ledger.services.inbox.merge import VERSION_LENGTH
 from ledger.values import AGENT_NAME_MAX_LENGTH
 from review.models import Density
 
@@ -104,8 +104,8 @@ class IdsField(forms.Field):
 
 
 def seen_field() -> forms.CharField:
-    """The version of an entry the reviewer was shown (`services.inbox.entry_version`), which a merge
-    sends back so that it is refused when the entry changed since; left out, nothing is checked."""
+    """The version of an entry the reviewer was shown (`services.inbox.merge.entry_version`), which a
+    merge sends back so that it is refused when the entry changed since; left out, nothing is checked."""
     return forms.CharField(required=False, max_length=VERSION_LENGTH)
 
 

@@ -27,7 +27,8 @@ from django.utils import timezone
 
 from ledger import services
 from ledger.mirror import fs, manifest, render
-from ledger.mirror.adopt import MAX_ADOPT_BYTES, MAX_IMPORT_BYTES, parse_inbox_file
+from ledger.mirror.adopt.foreign import MAX_ADOPT_BYTES, MAX_IMPORT_BYTES
+from ledger.mirror.adopt.proposals import parse_inbox_file
 from ledger.mirror.paths import BOUNDARIES, PATTERNS, Layout
 from ledger.mirror.render import Rendered, sha
 from ledger.mirror.reports import ExportReport

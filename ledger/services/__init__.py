@@ -45,26 +45,21 @@ from ledger.services.fields import (
     TITLE_MAX_LENGTH,
     content_sha256,
 )
-from ledger.services.inbox import (
+from ledger.services.inbox.files import entry_file_release, entry_file_text_keep, entry_merged_outside
+from ledger.services.inbox.merge import (
     ChangedSinceRead,
     CompetingBoundary,
     FlaggedEntry,
     Merged,
-    SubmitResult,
-    entry_file_release,
-    entry_file_text_keep,
     entry_flags,
-    entry_import,
     entry_merge,
     entry_merge_outcome,
-    entry_merged_outside,
-    entry_reject,
     entry_resolve,
-    entry_submit,
-    entry_undo,
     entry_version,
-    memory_propose,
 )
+from ledger.services.inbox.review import entry_reject
+from ledger.services.inbox.submission import SubmitResult, entry_import, entry_submit, memory_propose
+from ledger.services.inbox.undo import entry_undo
 from ledger.services.memory import (
     MemoryRecorded,
     memory_archive,

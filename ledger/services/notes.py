@@ -41,7 +41,7 @@ from ledger.services.fields import (
     entry_fields,
     summary_line,
 )
-from ledger.services.inbox import entry_reject
+from ledger.services.inbox.review import entry_reject
 from ledger.services.memory import memory_insert
 from ledger.services.projects import agent_get_or_create
 from ledger.values import CROSS_TEAM_TAG, InvalidValue, check_text

@@ -12,7 +12,7 @@ from django.db.models import ProtectedError
 
 from ledger import services
 from ledger.models import AuditEvent, Decision, EntryRevision, EntryStatus, InboxEntry, Project
-from ledger.services.inbox import _update_pending
+from ledger.services.inbox.submission import _update_pending
 from ledger.signals import ledger_changed
 
 pytestmark = pytest.mark.django_db

@@ -7,7 +7,7 @@ import pytest
 
 from ledger import services
 from ledger.models import Decision, EntryStatus
-from ledger.services.inbox import ChangedSinceRead, entry_version
+from ledger.services.inbox.merge import ChangedSinceRead, entry_version
 from tests.mcp_calls import answer, call, caller_for, refused
 
 INBOX = "/decisions/inbox"

@@ -14,7 +14,7 @@ from django.core.management import call_command
 
 from ledger import mirror, services
 from ledger.context import compile
-from ledger.mirror.adopt import MAX_IMPORT_BYTES
+from ledger.mirror.adopt.foreign import MAX_IMPORT_BYTES
 from ledger.models import (
     AgentMemory,
     AuditEvent,

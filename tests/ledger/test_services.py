@@ -152,7 +152,7 @@ def test_merge_is_all_or_nothing(project, monkeypatch):
     def broken_audit(**kwargs):
         raise RuntimeError("disk on fire")
 
-    monkeypatch.setattr(services.inbox, "audit", broken_audit)
+    monkeypatch.setattr("ledger.services.inbox.review.audit", broken_audit)
     with pytest.raises(RuntimeError):
         services.entry_merge(project=project, entry_id=entry.pk, by="lead")
     entry.refresh_from_db()

@@ -11,7 +11,7 @@ from django.urls import reverse
 
 from ledger import services
 from ledger.models import EntryStatus, InboxEntry
-from ledger.services.inbox import entry_version
+from ledger.services.inbox.merge import entry_version
 
 pytestmark = pytest.mark.django_db
 

@@ -1,6 +1,6 @@
 """Canon settings, read from the environment.
 
-Every variable is listed in the README. Helpers fail loudly on values they cannot parse.
+Every variable is listed in docs/configuration.md. Helpers fail loudly on values they cannot parse.
 """
 
 from __future__ import annotations
@@ -219,7 +219,7 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = 1024 * 1024
 SESSION_COOKIE_HTTPONLY = True
 SESSION_COOKIE_SECURE = env_bool("DJANGO_SECURE_COOKIES", False)
 CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
-# HTTPS, all off by default so development over plain HTTP works; the README's "Production settings"
+# HTTPS, all off by default so development over plain HTTP works; docs/configuration.md "Production settings"
 # turn them on. Behind a proxy that terminates TLS, DJANGO_SECURE_PROXY_SSL_HEADER names the request
 # header it sets to "https" (e.g. HTTP_X_FORWARDED_PROTO) -- only when the proxy always sets or strips it.
 SECURE_SSL_REDIRECT = env_bool("DJANGO_SECURE_SSL_REDIRECT", False)
@@ -254,6 +254,9 @@ CONTENT_SECURITY_POLICY = {
 # Writes (POST/PATCH, MCP write tools) one agent's tokens may make per project in a rolling minute; past
 # it, 429 with Retry-After. Coordinator tokens are exempt; 0 turns the limit off. Counted in the cache below.
 CANON_AGENT_WRITES_PER_MINUTE = env_int("CANON_AGENT_WRITES_PER_MINUTE", 120)
+# Also list the MCP tool `submit_inbox_entry` under the name Squad's agents call, `squad_decide`
+# (docs/mcp.md).
+CANON_MCP_SQUAD_ALIAS = env_bool("CANON_MCP_SQUAD_ALIAS", False)
 # Canon's own data outside every workspace: copies of team files taken before Canon first replaces them,
 # and the cache.
 CANON_DATA_DIR = Path(os.environ.get("CANON_DATA_DIR", BASE_DIR / "var"))

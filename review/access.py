@@ -15,6 +15,7 @@ from django.db.models import Model, QuerySet
 from django.http import Http404, HttpRequest
 from django.shortcuts import get_object_or_404
 
+from ledger.actions.frame import Caller
 from ledger.models import MemberRole, Membership, Project
 
 M = TypeVar("M", bound=Model)
@@ -24,10 +25,19 @@ M = TypeVar("M", bound=Model)
 class ProjectAccess:
     project: Project
     role: str
+    username: str = ""
 
     @property
     def can_act(self) -> bool:
         return self.role == MemberRole.COORDINATOR
+
+    @property
+    def caller(self) -> Caller:
+        """The coordinator the ledger's actions act for (`ledger.actions`), audited `via` dashboard;
+        PermissionDenied for a viewer."""
+        if not self.can_act:
+            raise PermissionDenied("viewers can read this project but not change it")
+        return Caller.coordinator_person(self.project, self.username)
 
 
 def projects_for(user: AbstractBaseUser | AnonymousUser) -> QuerySet[Project]:
@@ -48,7 +58,7 @@ def project_for_user(request: HttpRequest, slug: str, *, act: bool = False) -> P
         role = memberships.values_list("role", flat=True).first()
     if role is None:
         raise Http404("no such project")
-    access = ProjectAccess(project=project, role=role)
+    access = ProjectAccess(project=project, role=role, username=user.get_username())
     if act and not access.can_act:
         raise PermissionDenied("viewers can read this project but not change it")
     return access

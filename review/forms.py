@@ -13,6 +13,7 @@ from typing import Any
 
 from django import forms
 
+from ledger.actions.shapes import MergeIn
 from ledger.models import DecisionType, Importance
 from ledger.services import TITLE_MAX_LENGTH
 from ledger.services.fields import REASON_MAX_LENGTH
@@ -181,22 +182,23 @@ class MergeForm(forms.Form):
     reason = _text("reason", required=False, max_length=REASON_MAX_LENGTH)
     seen = seen_field()
 
-    def choices(self) -> dict[str, Any]:
-        """What the service is asked, from a valid form: `confirm_flagged`, `keep_both`, `supersede`,
-        `reject`, `reason` and `seen`. Competitors the choice leaves alone are kept (`keep_both`)."""
+    def choices(self) -> MergeIn:
+        """What the merge is asked, from a valid form: `confirm_flagged`, `keep_both`, `supersede`,
+        `reject`, `reason` and the `version` seen. Competitors the choice leaves alone are kept
+        (`keep_both`)."""
         data = self.cleaned_data
         choice = data["choice"]
         decisions = data["supersede"] if choice in ("supersede", "both") else []
         entries = data["reject"] if choice in ("reject", "both") else []
         left = (choice == "supersede" and data["reject"]) or (choice == "reject" and data["supersede"])
-        return {
-            "confirm_flagged": data["confirm_flagged"],
-            "keep_both": choice == "keep_both" or bool(left),
-            "supersede": decisions,
-            "reject": entries,
-            "reason": data["reason"],
-            "seen": data["seen"] or None,
-        }
+        return MergeIn(
+            confirm_flagged=data["confirm_flagged"],
+            keep_both=choice == "keep_both" or bool(left),
+            supersede=decisions,
+            reject=entries,
+            reason=data["reason"],
+            version=data["seen"] or None,
+        )
 
 
 class DensityForm(forms.Form):

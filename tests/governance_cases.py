@@ -23,7 +23,7 @@ from mcp_types import CallToolResult
 
 from ledger import context, services
 from ledger.api import api
-from ledger.api.base import Caller
+from ledger.actions.frame import Caller
 from ledger.mcp.server import build_server
 from ledger.models import (
     AgentMemory,
@@ -82,7 +82,7 @@ class World:
         token = ApiToken.objects.select_related("project", "agent").get(
             token_hash=ApiToken.hash_secret(client.token or "")
         )
-        return Caller(token=token, project=token.project)
+        return Caller(token=token, project=token.project, via="mcp")
 
     def tool(self, client: ApiClient, name: str, **arguments: Any) -> CallToolResult:
         """Call one MCP tool with `client`'s token; never a crash."""

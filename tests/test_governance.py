@@ -79,6 +79,8 @@ class Case:
 def _roomy_write_rate(settings) -> None:
     # Each case makes a few dozen writes as one agent; the rate limit has tests of its own.
     settings.CANON_AGENT_WRITES_PER_MINUTE = 10_000
+    # Every tool the server can list has a case, the alias a setting lists included.
+    settings.CANON_MCP_SQUAD_ALIAS = True
 
 
 @pytest.fixture
@@ -583,6 +585,7 @@ REST: dict[str, Case] = {
 # The registry: every MCP tool
 
 MCP: dict[str, Case] = {
+    "whoami": Case(READS, "says who the token is", read_tool("whoami")),
     "submit_inbox_entry": Case(WRITES, "A proposes every entry type", submit_by_tool("submit_inbox_entry")),
     "squad_decide": Case(WRITES, "the same tool under Squad's name", submit_by_tool("squad_decide")),
     "list_inbox": Case(READS, "lists entries", read_tool("list_inbox", q="MARKER", status="all")),
@@ -908,9 +911,11 @@ def test_an_architectural_entry_reaches_b_once_a_coordinator_merged_it(world, ma
 
 
 def test_a_proposal_made_by_tool_reaches_b_once_a_coordinator_merged_it_by_tool(world, marker):
-    entry = tool_ok(
+    proposed = tool_ok(
         world.a_tool("record_memory", agent_name=A, **memory_body(marker, "pattern", "cross-team"))
     )
+    assert proposed["kind"] == "proposal"
+    entry = proposed["entry"]
     assert_unreached(world, marker)
     tool_ok(world.tool(world.coordinator, "merge_inbox_entry", entry_id=entry["id"], confirm_flagged=True))
     assert_reached(world, marker)

@@ -182,7 +182,7 @@ def test_http_block_connects_as_written(name: str, served: str, alice_token: str
         use, Client(streamable_http_client(url, http_client=httpx2.AsyncClient(headers=entry["headers"])))
     )
 
-    assert {"list_decisions", "submit_inbox_entry", "squad_decide", "list_inbox"} <= tools
+    assert {"whoami", "list_decisions", "submit_inbox_entry", "list_inbox"} <= tools
     assert tuple(seen) == SEEN
 
 
@@ -216,7 +216,7 @@ def stdio_parameters(token: str) -> StdioServerParameters:
 def test_stdio_block_runs_the_command_as_written(alice_token: str) -> None:
     tools, *seen = run_async(use, Client(stdio_parameters(alice_token)))
 
-    assert {"list_decisions", "submit_inbox_entry", "squad_decide", "list_inbox"} <= tools
+    assert {"whoami", "list_decisions", "submit_inbox_entry", "list_inbox"} <= tools
     assert tuple(seen) == SEEN
 
 

@@ -7,31 +7,22 @@ checked before a write is counted), then `caller.require_agent(name)` where the 
 
 from __future__ import annotations
 
-import logging
-import math
-import threading
-import time
-from dataclasses import dataclass
 from typing import Any
 
-from django.conf import settings
-from django.core.cache import cache
 from django.core.exceptions import RequestDataTooBig
 from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
-from django.utils import timezone
 from django_filters import FilterSet
 from ninja import NinjaAPI, Schema
 from ninja.errors import AuthenticationError, HttpError, ValidationError
 from ninja.security import HttpBearer
 
-from ledger import selectors, visibility
-from ledger.api.shapes import MAX_PAGE_SIZE, Paging
-from ledger.models import Agent, ApiToken, Project, TokenRole
+from ledger import selectors
+from ledger.actions import frame
+from ledger.actions.frame import ApiRefusal, Caller, RateLimited, caller_for, token_used
+from ledger.actions.shapes import Paging
+from ledger.models import ApiToken
 from ledger.services import Conflict, Invalid, LedgerError, NotFound, invalid
-from ledger.values import InvalidValue, agent_key
-
-logger = logging.getLogger("canon.api")
 
 
 class BearerToken(HttpBearer):
@@ -39,11 +30,8 @@ class BearerToken(HttpBearer):
         if not token or len(token) > 200:
             return None
         found = selectors.token_for_secret(token)
-        if found is not None and (
-            found.last_used_at is None or (timezone.now() - found.last_used_at).total_seconds() > 60
-        ):
-            # Coarse "last used" so an operator can spot dead tokens without a write per request.
-            ApiToken.objects.filter(pk=found.pk).update(last_used_at=timezone.now())
+        if found is not None:
+            token_used(found)
         return found
 
 
@@ -57,93 +45,6 @@ api = NinjaAPI(
     auth=BearerToken(),
     urls_namespace="api",
 )
-
-
-class ApiRefusal(Exception):
-    """A refusal decided by the frame, not the ledger: who is asking (401, 403, 404) or how often (429)."""
-
-    def __init__(self, status: int, message: str) -> None:
-        super().__init__(message)
-        self.status = status
-        self.message = message
-
-
-class RateLimited(ApiRefusal):
-    """429: the caller wrote too often; `retry_after` seconds until the next write is allowed."""
-
-    def __init__(self, message: str, *, retry_after: int) -> None:
-        super().__init__(429, message)
-        self.retry_after = retry_after
-
-
-@dataclass
-class Caller:
-    """Who is asking, already checked against the project in the path."""
-
-    token: ApiToken
-    project: Project
-
-    @property
-    def is_coordinator(self) -> bool:
-        return self.token.role == TokenRole.COORDINATOR
-
-    @property
-    def agent(self) -> Agent | None:
-        """The token's agent; None for a coordinator."""
-        return self.token.agent
-
-    @property
-    def name(self) -> str:
-        """How this caller is named in `reviewed_by`, `changed_by` and the audit trail."""
-        if self.token.agent is not None:
-            return self.token.agent.name
-        return self.token.label or self.project.coordinator_agent
-
-    def require_coordinator(self) -> None:
-        if not self.is_coordinator:
-            raise ApiRefusal(403, "this route needs a coordinator token")
-
-    def require_agent(self, name: str, field: str = "agent_name") -> None:
-        """An agent token may act only as its own agent (any case); a coordinator as anyone.
-
-        `field` names where the name came from, for the 400 when it is not a valid agent name.
-        """
-        if self.is_coordinator:
-            return
-        try:
-            wanted = agent_key(name)
-        except InvalidValue as exc:
-            raise invalid(field, str(exc)) from exc
-        assert self.token.agent is not None
-        if wanted != self.token.agent.key:
-            raise ApiRefusal(403, f"this token acts as {self.token.agent.name!r}, not {name!r}")
-
-    def agent_named(self, name: str | None, missing: str) -> str:
-        """The agent a write is for: `name` when given (an agent token may name only itself), else the
-        token's own agent. A coordinator token must name one: without, a 400 on `agent_name` saying
-        `missing`."""
-        chosen = name or (self.token.agent.name if self.token.agent is not None else "")
-        if not chosen:
-            raise invalid("agent_name", missing)
-        self.require_agent(chosen)
-        return chosen
-
-    def count_write(self) -> None:
-        """Count one write against an agent's CANON_AGENT_WRITES_PER_MINUTE (429 past it); a
-        coordinator's writes are not counted."""
-        if self.token.agent is not None:
-            _count_write(self.project, self.token.agent)
-
-
-def caller_for(token: ApiToken) -> Caller:
-    """The caller a live token makes, on every transport. An agent token naming the project's
-    coordinator agent (issued before that name became the coordinator's) is refused with 403: that
-    name speaks through coordinator tokens only."""
-    if token.agent is not None:
-        refusal = visibility.agent_token_refusal(token.project, token.agent.name)
-        if refusal is not None:
-            raise ApiRefusal(403, refusal)
-    return Caller(token=token, project=token.project)
 
 
 def project_caller(request: HttpRequest, project_slug: str, *, coordinator: bool = False) -> Caller:
@@ -170,45 +71,6 @@ def project_caller(request: HttpRequest, project_slug: str, *, coordinator: bool
     if request.method not in ("GET", "HEAD", "OPTIONS"):
         caller.count_write()
     return caller
-
-
-# Per-agent write rate (CANON_AGENT_WRITES_PER_MINUTE in the README): the times of an agent's recent
-# writes, kept in Django's cache, which the settings share between the server's worker processes. The
-# lock makes read-and-update one step for the threads of a process; two processes can each take the last
-# free slot at the same instant, so the limit can be passed by one write per process.
-_WRITE_WINDOW = 60.0
-_writes_lock = threading.Lock()
-_clock = time.time  # wall-clock seconds, comparable between processes that share a cache
-
-
-def _count_write(project: Project, agent: Agent) -> None:
-    """Count one write of `agent` in `project`, or refuse it with 429 past CANON_AGENT_WRITES_PER_MINUTE.
-
-    A refused write is not counted, and is logged once per agent while it stays refused.
-    """
-    limit = settings.CANON_AGENT_WRITES_PER_MINUTE
-    if limit <= 0:
-        return
-    key = f"canon:writes:{project.pk}:{agent.pk}"
-    now = _clock()
-    with _writes_lock:
-        recent = [t for t in cache.get(key, []) if now - t < _WRITE_WINDOW]
-        if len(recent) >= limit:
-            retry_after = max(1, math.ceil(recent[0] + _WRITE_WINDOW - now))
-        else:
-            cache.set(key, [*recent, now], timeout=math.ceil(_WRITE_WINDOW))
-            return
-    if cache.add(f"{key}:logged", True, timeout=retry_after):
-        logger.warning(
-            "rate-limited: agent %r in project %r passed %d writes per minute",
-            agent.name,
-            project.slug,
-            limit,
-        )
-    raise RateLimited(
-        f"agent {agent.name!r} is past {limit} writes per minute in this project; retry in {retry_after} s",
-        retry_after=retry_after,
-    )
 
 
 def _error(request: HttpRequest, status: int, message: str, **extra: Any) -> HttpResponse:
@@ -303,33 +165,14 @@ def listed(
     response: HttpResponse,
     **fixed: str,
 ) -> list[Any]:
-    """One page of `rows` narrowed by a list's query `filters` (and the `fixed` ones its path gives)
-    through the list's FilterSet, the one the dashboard uses. A value the FilterSet refuses is a 400
-    naming each field at fault; an unset or empty filter takes the list's default."""
-    found = filterset({**filters.model_dump(exclude_none=True), **fixed}, queryset=rows)
-    if not found.is_valid():
-        details = [
-            {"field": field, "message": str(message)}
-            for field, messages in found.errors.items()
-            for message in messages
-        ]
-        raise Invalid("; ".join(f"{d['field']}: {d['message']}" for d in details), details=details)
-    return page(found.qs, response, paging)
+    """One page of a list (`ledger.actions.frame.listed`); the total goes in X-Total-Count."""
+    found = frame.listed(filterset, rows, filters, paging, **fixed)
+    response["X-Total-Count"] = str(found.total)
+    return found.items
 
 
 def page(qs: QuerySet[Any], response: HttpResponse, paging: Paging) -> list[Any]:
-    """Slice a list: `limit` (1-1000, default 100) rows from `offset`; the total goes in X-Total-Count.
-
-    An offset at or past the end is an empty page, however large: it never reaches the database,
-    which could not hold it in a 64-bit OFFSET.
-    """
-    limit, offset = paging.limit, paging.offset
-    if not 1 <= limit <= MAX_PAGE_SIZE:
-        raise invalid("limit", f"must be between 1 and {MAX_PAGE_SIZE}")
-    if offset < 0:
-        raise invalid("offset", "must not be negative")
-    total = qs.count()
-    response["X-Total-Count"] = str(total)
-    if offset >= total:
-        return []
-    return list(qs[offset : offset + limit])
+    """One page of `qs` (`ledger.actions.frame.page`); the total goes in X-Total-Count."""
+    found = frame.page(qs, paging)
+    response["X-Total-Count"] = str(found.total)
+    return found.items

@@ -2,38 +2,18 @@
 
 from __future__ import annotations
 
-from django.db.models import Prefetch, QuerySet
 from django.http import HttpRequest, HttpResponse
 from ninja import Query, Status
 
-from ledger import services
-from ledger.api.base import ApiRefusal, api, listed, project_caller
+from ledger.actions.answers import DecisionOut
+from ledger.actions.decisions import create_as, decision_rows, project_decision, update_as
+from ledger.actions.shapes import DecisionCreateIn, DecisionPatchIn, DecisionQuery, Paging
+from ledger.api.base import api, listed, project_caller
 from ledger.api.routes_inbox import ERRORS, WRITE_ERRORS
-from ledger.api.shapes import DecisionCreateIn, DecisionOut, DecisionPatchIn, DecisionQuery, Paging
 from ledger.filters import DecisionFilter
-from ledger.models import Decision, Project
+from ledger.models import Decision
 
 DECISIONS = "/projects/{project}/decisions"
-
-
-def decision_rows(project: Project) -> QuerySet[Decision]:
-    """The project's decisions newest first, with everything `DecisionOut` reads, in a fixed number of
-    queries: the agent and the source entry joined, the replaced ids and the revisions prefetched."""
-    replaced = Decision.objects.only("id", "superseded_by_id").order_by()
-    return (
-        Decision.objects.filter(project=project)
-        .select_related("agent", "source_entry")
-        .prefetch_related(Prefetch("supersedes", queryset=replaced), "revisions")
-        .order_by("-created_at", "-id")
-    )
-
-
-def project_decision(project: Project, decision_id: int) -> Decision:
-    """One decision of the project, read as `decision_rows` reads them; 404 when absent."""
-    decision = decision_rows(project).filter(pk=decision_id).first()
-    if decision is None:
-        raise ApiRefusal(404, f"no decision {decision_id} in this project")
-    return decision
 
 
 @api.get(DECISIONS, response={200: list[DecisionOut], **ERRORS}, tags=["decisions"])
@@ -59,9 +39,7 @@ def get_decision(request: HttpRequest, project: str, decision_id: int) -> Decisi
 def create_decision(request: HttpRequest, project: str, payload: DecisionCreateIn) -> Status:
     """Create an active decision; `supersedes` lists active decisions it replaces in the same step."""
     caller = project_caller(request, project, coordinator=True)
-    decision = services.decision_create(
-        project=caller.project, **payload.model_dump(), by=caller.name, via="api"
-    )
+    decision = create_as(caller, payload)
     return Status(201, project_decision(caller.project, decision.pk))
 
 
@@ -71,7 +49,5 @@ def patch_decision(
 ) -> Decision:
     """Edit text (a revision keeps the old text) and/or change status: archive, or supersede."""
     caller = project_caller(request, project, coordinator=True)
-    services.decision_update(
-        project=caller.project, decision_id=decision_id, by=caller.name, via="api", **payload.model_dump()
-    )
+    update_as(caller, decision_id, payload)
     return project_decision(caller.project, decision_id)

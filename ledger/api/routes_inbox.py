@@ -4,25 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
 from ninja import Query, Status
 
-from ledger import services, visibility
-from ledger.api.base import ApiRefusal, Caller, api, listed, project_caller
-from ledger.api.shapes import (
-    EntryOut,
-    EntrySubmitIn,
-    ErrorOut,
-    InboxQuery,
-    MergeIn,
-    MergeOut,
-    Paging,
-    RejectIn,
-    RejectOut,
-)
+from ledger.actions.answers import EntryOut, ErrorOut, MergeOut, RejectOut
+from ledger.actions.inbox import entry_submit_as, inbox_rows, merge_as, reject_as, visible_entry
+from ledger.actions.shapes import EntrySubmitIn, InboxQuery, MergeIn, Paging, RejectIn
+from ledger.api.base import api, listed, project_caller
 from ledger.filters import InboxFilter
-from ledger.models import InboxEntry, Source
+from ledger.models import InboxEntry
 
 INBOX = "/projects/{project}/decisions/inbox"
 ERRORS: dict[int, Any] = {
@@ -49,29 +39,6 @@ def submit_entry(request: HttpRequest, project: str, payload: EntrySubmitIn) -> 
     return Status(201 if result.created else 200, result.entry)
 
 
-def entry_submit_as(caller: Caller, payload: EntrySubmitIn) -> services.SubmitResult:
-    """Propose as `caller`: an agent token as its own agent (naming another is refused), a coordinator
-    token for the agent it must name; the entry's `source` says which kind of token proposed it."""
-    agent_name = caller.agent_named(payload.agent_name, "a coordinator token must say which agent proposes")
-    return services.entry_submit(
-        project=caller.project,
-        **payload.model_dump(exclude={"agent_name"}),
-        agent_name=agent_name,
-        agent=caller.agent,  # the token's own agent, already loaded: the service need not look it up
-        source=Source.COORDINATOR if caller.is_coordinator else Source.AGENT,
-    )
-
-
-def inbox_rows(caller: Caller) -> QuerySet[InboxEntry]:
-    """The project's entries `caller` may see, newest first."""
-    rows = (
-        InboxEntry.objects.filter(project=caller.project)
-        .select_related("agent")
-        .order_by("-created_at", "-id")
-    )
-    return visibility.entries_visible_to(rows, caller.agent)
-
-
 @api.get(INBOX, response={200: list[EntryOut], **ERRORS}, tags=["inbox"])
 def list_entries(
     request: HttpRequest,
@@ -85,48 +52,10 @@ def list_entries(
     return listed(InboxFilter, inbox_rows(caller), filters, paging, response)
 
 
-def _entry(caller: Caller, entry_id: int) -> InboxEntry:
-    """One entry the caller may see: another agent's private learning is not found, as if absent."""
-    qs = InboxEntry.objects.select_related("agent").filter(project=caller.project, pk=entry_id)
-    entry = visibility.entries_visible_to(qs, caller.agent).first()
-    if entry is None:
-        raise ApiRefusal(404, f"no inbox entry {entry_id} in this project")
-    return entry
-
-
 @api.get(INBOX + "/{entry_id}", response={200: EntryOut, **ERRORS}, tags=["inbox"])
 def get_entry(request: HttpRequest, project: str, entry_id: int) -> InboxEntry:
     caller = project_caller(request, project)
-    return _entry(caller, entry_id)
-
-
-def merge_as(caller: Caller, entry_id: int, payload: MergeIn) -> MergeOut:
-    """Merge as a coordinator, with the reviewer's choices (`confirm_flagged`, `keep_both`, the
-    decisions to supersede, the entries to reject) and the `version` they read: what it did, as the
-    merge routes answer."""
-    caller.require_coordinator()
-    choices = payload.model_dump(exclude={"version"})
-    outcome = services.entry_merge_outcome(
-        project=caller.project,
-        entry_id=entry_id,
-        by=caller.name,
-        via="api",
-        seen=payload.version,
-        **choices,
-    )
-    return merged_out(outcome)
-
-
-def merged_out(outcome: services.Merged) -> MergeOut:
-    return MergeOut.model_validate(
-        {
-            **MergeOut.from_orm(outcome.entry).model_dump(),
-            "already_recorded": outcome.already_recorded,
-            "superseded": outcome.superseded,
-            "rejected": outcome.rejected,
-            "message": outcome.message,
-        }
-    )
+    return visible_entry(caller, entry_id)
 
 
 def _merge(request: HttpRequest, project: str, entry_id: int, payload: MergeIn | None) -> Status:
@@ -161,10 +90,4 @@ def reject_entry(
     request: HttpRequest, project: str, entry_id: int, payload: RejectIn | None = None
 ) -> InboxEntry:
     caller = project_caller(request, project, coordinator=True)
-    return services.entry_reject(
-        project=caller.project,
-        entry_id=entry_id,
-        by=caller.name,
-        reason=payload.reason if payload else "",
-        via="api",
-    )
+    return reject_as(caller, entry_id, payload or RejectIn())

@@ -5,10 +5,11 @@ from __future__ import annotations
 from django.http import HttpRequest, HttpResponse
 from ninja import Query, Status
 
-from ledger import selectors, services
-from ledger.api.base import ApiRefusal, api, page, project_caller
+from ledger.actions import sessions
+from ledger.actions.answers import SessionOut
+from ledger.actions.shapes import Paging, SessionIn, SessionPatchIn
+from ledger.api.base import api, page, project_caller
 from ledger.api.routes_inbox import ERRORS, WRITE_ERRORS
-from ledger.api.shapes import Paging, SessionIn, SessionOut, SessionPatchIn
 from ledger.models import Session
 
 SESSIONS = "/projects/{project}/sessions"
@@ -18,7 +19,7 @@ SESSIONS = "/projects/{project}/sessions"
 def start_session(request: HttpRequest, project: str, payload: SessionIn) -> Status:
     """Start a session; every other open session of the project is closed. 409 on a reused session_id."""
     caller = project_caller(request, project)
-    return Status(201, services.session_start(project=caller.project, **payload.model_dump(), by=caller.name))
+    return Status(201, sessions.start_as(caller, payload))
 
 
 @api.get(SESSIONS, response={200: list[SessionOut], **ERRORS}, tags=["sessions"])
@@ -34,29 +35,18 @@ def list_sessions(
 @api.get(SESSIONS + "/current", response={200: SessionOut, **ERRORS}, tags=["sessions"])
 def current_session(request: HttpRequest, project: str) -> Session:
     caller = project_caller(request, project)
-    session = selectors.open_session(caller.project)
-    if session is None:
-        raise ApiRefusal(404, "no open session in this project; start one with POST /sessions")
-    return session
+    return sessions.current(caller)
 
 
 @api.patch(SESSIONS + "/current", response={200: SessionOut, **WRITE_ERRORS}, tags=["sessions"])
 def update_current_session(request: HttpRequest, project: str, payload: SessionPatchIn) -> Session:
     """Update the open session: `summary` replaces, `summary_append` adds a line, `end: true` closes it."""
     caller = project_caller(request, project)
-    # A `serialized_state` left out is kept; one sent as null clears it.
-    changes = payload.model_dump(exclude={"serialized_state"})
-    state = payload.serialized_state if "serialized_state" in payload.model_fields_set else services.UNSET
-    return services.session_update_current(
-        project=caller.project, **changes, serialized_state=state, by=caller.name
-    )
+    return sessions.update_current_as(caller, payload)
 
 
 # `path:` so that a session id with a `/` in it (any text is allowed) can be read back too.
 @api.get(SESSIONS + "/{path:session_id}", response={200: SessionOut, **ERRORS}, tags=["sessions"])
 def get_session(request: HttpRequest, project: str, session_id: str) -> Session:
     caller = project_caller(request, project)
-    session = Session.objects.filter(project=caller.project, session_id=session_id).first()
-    if session is None:
-        raise ApiRefusal(404, f"no session {session_id!r} in this project")
-    return session
+    return sessions.named(caller, session_id)

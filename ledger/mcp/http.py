@@ -15,7 +15,7 @@ from mcp.server.transport_security import TransportSecuritySettings
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ledger import selectors
-from ledger.api.base import ApiRefusal, Caller, caller_for
+from ledger.actions.frame import ApiRefusal, Caller, caller_for
 from ledger.mcp.server import build_server
 from ledger.models import ApiToken
 
@@ -28,7 +28,7 @@ def _caller_of(ctx: Context) -> Caller:
     token = request.scope.get(TOKEN_KEY) if request is not None else None
     if not isinstance(token, ApiToken):
         raise ApiRefusal(401, "missing or invalid bearer token")
-    return caller_for(token)
+    return caller_for(token, via="mcp")
 
 
 def _lookup(secret: str) -> ApiToken | None:

@@ -1,9 +1,10 @@
 """Decisions: the list (and retyping from it), recording one, and a decision's page with its history
 and the forms that edit, supersede and archive it (docs/dashboard.md).
 
-Every refusal is a message. Where something was typed (a decision's text, a replacement written on
-the spot, a new decision) it answers 400 with the page and the form as typed; the other actions go
-back to where they came from.
+A refused form (a decision's text, a replacement written on the spot, a new decision, the decision
+chosen to supersede it) answers 400 with the page and the form as typed, its errors beside the fields
+they are about (templates/review/_decision_fields.html). The other refusals (retyping, archiving) are
+messages, and go back to where they came from.
 """
 
 from __future__ import annotations
@@ -18,7 +19,9 @@ from django.shortcuts import render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
-from ledger import selectors, services
+from ledger import selectors
+from ledger.actions import decisions
+from ledger.actions.shapes import DecisionCreateIn, DecisionPatchIn
 from ledger.models import AuditEvent, Decision, DecisionStatus, DecisionType, Project
 from review.access import ProjectAccess, in_project, project_for_user
 from review.diff import revision_diffs
@@ -108,13 +111,7 @@ def decision_retype(request: HtmxHttpRequest, project: str) -> HttpResponse:
     form = RetypeForm(request.POST)
     changed = submit(
         form,
-        lambda data: services.decisions_retype(
-            project=access.project,
-            decision_ids=data["ids"],
-            type=data["type"],
-            by=request.user.get_username(),
-            via="dashboard",
-        ),
+        lambda data: decisions.retype_as(access.caller, data["ids"], data["type"]),
     )
     refused(request, form)
     if changed is not None:
@@ -126,19 +123,18 @@ def decision_retype(request: HtmxHttpRequest, project: str) -> HttpResponse:
     return HttpResponseRedirect(listing)
 
 
-def _create(access: ProjectAccess, by: str, data: dict[str, Any], supersedes: list[int]) -> Decision:
+def _create(access: ProjectAccess, data: dict[str, Any], supersedes: list[int]) -> Decision:
     """A new active decision from `DecisionForm`'s data, by the agent named there or the reviewer."""
-    return services.decision_create(
-        project=access.project,
-        agent_name=data["agent_name"] or by,
+    caller = access.caller
+    payload = DecisionCreateIn(
+        agent_name=data["agent_name"] or caller.name,
         type=data["type"],
         title=data["title"],
         content=data["content"],
         rationale=data["rationale"],
         supersedes=supersedes,
-        by=by,
-        via="dashboard",
     )
+    return decisions.create_as(caller, payload)
 
 
 @require_POST
@@ -146,10 +142,9 @@ def _create(access: ProjectAccess, by: str, data: dict[str, Any], supersedes: li
 def decision_new(request: HtmxHttpRequest, project: str) -> HttpResponse:
     access = project_for_user(request, project, act=True)
     form = DecisionForm(request.POST)
-    decision = submit(form, lambda data: _create(access, request.user.get_username(), data, []))
+    decision = submit(form, lambda data: _create(access, data, []))
     if decision is None:
-        # The list with the form as typed, rather than losing what was written.
-        refused(request, form)
+        # The list with the form as typed and its errors, rather than losing what was written.
         return _render_decisions(request, access, QueryDict(), status=400, record=form)
     messages.success(request, "Decision recorded.")
     return _to_decision(request, access, decision.pk)
@@ -189,8 +184,9 @@ def _decision_page(
     status: int = 200,
     edit: DecisionTextForm | None = None,
     replacement: DecisionForm | None = None,
+    supersede: SupersedeForm | None = None,
 ) -> HttpResponse:
-    """The decision page; `edit` and `replacement` are its forms as typed, after a refusal."""
+    """The decision page; `edit`, `replacement` and `supersede` are its forms as sent, after a refusal."""
     replaced, successors = selectors.decision_chain(decision)
     choices = (
         Decision.objects.filter(project=access.project, status=DecisionStatus.ACTIVE)
@@ -220,6 +216,7 @@ def _decision_page(
             trail=AuditEvent.objects.filter(object_type="decision", object_id=decision.pk),
             edit=edit or DecisionTextForm(initial=text),
             replacement=replacement or DecisionForm(initial={"type": decision.type}),
+            supersede=supersede or SupersedeForm(),
         ),
         status=status,
     )
@@ -240,16 +237,9 @@ def decision_edit(request: HtmxHttpRequest, project: str, decision_id: int) -> H
     form = DecisionTextForm(request.POST)
     edited = submit(
         form,
-        lambda data: services.decision_edit(
-            project=access.project,
-            decision_id=decision.pk,
-            by=request.user.get_username(),
-            via="dashboard",
-            **data,
-        ),
+        lambda data: decisions.update_as(access.caller, decision.pk, DecisionPatchIn(**data)),
     )
     if edited is None:
-        refused(request, form)
         return _decision_page(request, access, decision, status=400, edit=form)
     if edited.updated_at == decision.updated_at:
         messages.success(request, "Nothing to save: the text is unchanged.")
@@ -264,8 +254,8 @@ def decision_archive(request: HtmxHttpRequest, project: str, decision_id: int) -
     access = project_for_user(request, project, act=True)
     decision = _decision(access, decision_id)
     archived, error = attempt(
-        lambda: services.decision_archive(
-            project=access.project, decision_id=decision.pk, by=request.user.get_username(), via="dashboard"
+        lambda: decisions.update_as(
+            access.caller, decision.pk, DecisionPatchIn(status=DecisionStatus.ARCHIVED)
         )
     )
     if archived is None:
@@ -282,28 +272,21 @@ def decision_supersede(request: HtmxHttpRequest, project: str, decision_id: int)
     (`mode=new`), which a refusal shows again as typed rather than losing it."""
     access = project_for_user(request, project, act=True)
     decision = _decision(access, decision_id)
-    by = request.user.get_username()
     if request.POST.get("mode") == "new":
         replacement = DecisionForm(request.POST)
-        new = submit(replacement, lambda data: _create(access, by, data, [decision.pk]))
+        new = submit(replacement, lambda data: _create(access, data, [decision.pk]))
         if new is None:
-            refused(request, replacement)
             return _decision_page(request, access, decision, status=400, replacement=replacement)
         messages.success(request, "Superseded. The chain is shown below.")
         return _to_decision(request, access, new.pk)
     form = SupersedeForm(request.POST)
     superseded = submit(
         form,
-        lambda data: services.decision_supersede(
-            project=access.project,
-            decision_id=decision.pk,
-            superseded_by_id=data["superseded_by"],
-            by=by,
-            via="dashboard",
+        lambda data: decisions.update_as(
+            access.caller, decision.pk, DecisionPatchIn(superseded_by_id=data["superseded_by"])
         ),
     )
     if superseded is None:
-        refused(request, form)
-    else:
-        messages.success(request, "Superseded. The chain is shown below.")
+        return _decision_page(request, access, decision, status=400, supersede=form)
+    messages.success(request, "Superseded. The chain is shown below.")
     return _to_decision(request, access, decision.pk)

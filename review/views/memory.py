@@ -21,7 +21,8 @@ from django.urls import reverse
 from django.utils.html import format_html_join
 from django.views.decorators.http import require_GET, require_POST
 
-from ledger import services
+from ledger.actions import memory as memories
+from ledger.actions.shapes import MemoryMergeIn, MemoryPatchIn
 from ledger.models import AgentMemory, Importance, MemoryStatus, Project
 from review.access import ProjectAccess, in_project, project_for_user
 from review.filters import MemoryFilter
@@ -172,9 +173,7 @@ def _edit(
     form or the service refused it (the form then says why)."""
     return submit(
         form,
-        lambda data: services.memory_edit(
-            project=access.project, memory_id=item.pk, by=request.user.get_username(), via="dashboard", **data
-        ),
+        lambda data: memories.edit_as(access.caller, item, MemoryPatchIn(**data)),
     )
 
 
@@ -184,9 +183,7 @@ def memory_archive(request: HtmxHttpRequest, project: str, memory_id: int) -> Ht
     access = project_for_user(request, project, act=True)
     item = in_project(access, AgentMemory, memory_id)
     archived, error = attempt(
-        lambda: services.memory_archive(
-            project=access.project, memory_id=item.pk, by=request.user.get_username(), via="dashboard"
-        )
+        lambda: memories.edit_as(access.caller, item, MemoryPatchIn(status=MemoryStatus.ARCHIVED))
     )
     return _answer(request, access, item, note=_said(item, archived), error=error)
 
@@ -214,13 +211,7 @@ def memory_merge(request: HtmxHttpRequest, project: str, memory_id: int) -> Http
     form = MemoryMergeForm(request.POST)
     kept = submit(
         form,
-        lambda data: services.memory_merge(
-            project=access.project,
-            memory_id=item.pk,
-            keep=data["keep"],
-            by=request.user.get_username(),
-            via="dashboard",
-        ),
+        lambda data: memories.merge_similar_as(access.caller, item, MemoryMergeIn(keep=data["keep"])),
     )
     note = ""
     if kept is not None:
@@ -234,10 +225,6 @@ def memory_merge(request: HtmxHttpRequest, project: str, memory_id: int) -> Http
 def memory_dismiss_similar(request: HtmxHttpRequest, project: str, memory_id: int) -> HttpResponse:
     access = project_for_user(request, project, act=True)
     item = in_project(access, AgentMemory, memory_id)
-    dismissed, error = attempt(
-        lambda: services.memory_dismiss_similar(
-            project=access.project, memory_id=item.pk, by=request.user.get_username(), via="dashboard"
-        )
-    )
+    dismissed, error = attempt(lambda: memories.dismiss_similar_as(access.caller, item))
     note = f"Memory {item.pk} is no longer flagged as a near-duplicate." if dismissed is not None else ""
     return _answer(request, access, item, note=note, error=error)

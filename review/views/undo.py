@@ -17,6 +17,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from ledger import services
+from ledger.actions import inbox
 from ledger.models import InboxEntry
 from review.access import project_for_user
 from review.forms import BULK_LIMIT, REASON_MAX_LENGTH, IdsField, id_field, problems, seen_field
@@ -28,11 +29,7 @@ from review.views.inbox import _answer, ask_before_merging, merge_question
 @login_required
 def entry_undo(request: HtmxHttpRequest, project: str, entry_id: int) -> HttpResponse:
     access = project_for_user(request, project, act=True)
-    done, error = attempt(
-        lambda: services.entry_undo(
-            project=access.project, entry_id=entry_id, by=request.user.get_username(), via="dashboard"
-        )
-    )
+    done, error = attempt(lambda: inbox.undo_as(access.caller, entry_id))
     return _answer(request, access, entry_id, action="undo", done=done, error=error)
 
 
@@ -84,16 +81,14 @@ def entry_resolve(request: HtmxHttpRequest, project: str, entry_id: int) -> Http
         return redirect_back(request, back, error=" ".join(problems(form)))
     data = form.cleaned_data
     try:
-        entry = services.entry_resolve(
-            project=access.project,
-            entry_id=entry_id,
-            reject_ids=data["reject"],
+        entry = inbox.resolve_as(
+            access.caller,
+            entry_id,
+            reject=data["reject"],
             reason=data["reason"],
             supersede=data["supersede"],
             confirm_flagged=data["confirm_flagged"],
             seen=data["seen"] or None,
-            by=request.user.get_username(),
-            via="dashboard",
         )
     except services.NotFound as exc:
         raise Http404(exc.message) from exc

@@ -186,7 +186,7 @@ def test_two_tokens_of_one_agent_share_its_rate(project, make_api, settings):
 def test_the_window_rolls(project, alice, settings, monkeypatch):
     settings.CANON_AGENT_WRITES_PER_MINUTE = 1
     now = [1_000_000.0]
-    monkeypatch.setattr("ledger.api.base._clock", lambda: now[0])
+    monkeypatch.setattr("ledger.actions.frame._clock", lambda: now[0])
     assert submit(alice, 1).status_code == 201
     now[0] += 59
     refused = submit(alice, 2)

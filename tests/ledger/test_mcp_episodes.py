@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from django.utils import timezone
 
-from ledger.api.base import Caller
+from ledger.actions.frame import Caller
 from ledger.models import Episode, EpisodeSource, Project
 from ledger.scribe import scribe_run
 from tests.mcp_calls import answer, call, caller_for, refused

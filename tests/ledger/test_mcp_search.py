@@ -14,7 +14,7 @@ from django.test import Client as HttpClient
 from mcp import Client
 
 from ledger import services
-from ledger.api.base import Caller
+from ledger.actions.frame import Caller
 from ledger.mcp.server import build_server
 from ledger.models import ApiToken, Project, Source
 from tests.mcp_calls import answer, call, caller_for, refused

@@ -13,17 +13,17 @@ from django.db import IntegrityError
 from mcp import Client
 
 from ledger import services
-from ledger.api.base import Caller
+from ledger.actions.frame import Caller
 from ledger.mcp.server import build_server
 from ledger.models import AgentMemory, InboxEntry, MemoryType, Project, Source
-from tests.mcp_calls import answer, call, caller_for, refused
+from tests.mcp_calls import answer, call, caller_for, recorded, refused
 from tests.threads import run_async
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 TOOLS = {
+    "whoami",
     "submit_inbox_entry",
-    "squad_decide",
     "list_inbox",
     "merge_inbox_entry",
     "reject_inbox_entry",
@@ -85,7 +85,8 @@ def test_every_tool_is_listed_with_one_line_and_described_parameters(project):
             assert schema.get("description"), f"{t.name}.{name}"
 
 
-def test_squad_decide_is_submit_inbox_entry_under_another_name(alice):
+def test_squad_decide_is_submit_inbox_entry_under_another_name(alice, settings):
+    settings.CANON_MCP_SQUAD_ALIAS = True
     entry = answer(call(alice, "squad_decide", slug="Use Redis!", type="architectural", content="cache"))
     assert entry["slug"] == "use-redis"
     assert InboxEntry.objects.get().agent.name == "Alice"
@@ -218,7 +219,9 @@ def test_another_projects_decision_is_not_found(lead, other_project):
 
 
 def test_agent_records_its_own_memory(alice):
-    memory = answer(call(alice, "record_memory", agent_name="alice", type="learning", content="retry twice"))
+    memory = recorded(
+        call(alice, "record_memory", agent_name="alice", type="learning", content="retry twice")
+    )
     assert (memory["agent_name"], memory["source"], memory["category"]) == ("Alice", "agent", "")
 
 
@@ -227,21 +230,25 @@ def test_agent_cannot_record_memory_for_another_agent(alice):
     assert not AgentMemory.objects.exists()
 
 
-def test_an_agents_cross_team_memory_becomes_a_proposal(alice):
-    entry = answer(
+def test_an_agents_cross_team_memory_becomes_a_proposal_and_says_so(alice):
+    proposed = answer(
         call(alice, "record_memory", agent_name="Alice", type="learning", content="share", tags="cross-team")
     )
+    entry = proposed["entry"]
+    assert (proposed["kind"], "memory" in proposed) == ("proposal", False)
     assert entry["status"] == "pending" and entry["slug"].startswith("learning-")
+    assert proposed["message"].startswith(f"proposed as inbox entry {entry['id']}")
+    assert "a coordinator will merge it" in proposed["message"]
     assert not AgentMemory.objects.exists()
 
 
 def test_coordinator_records_memory_for_an_agent_saying_who_injected_it(lead):
-    memory = answer(call(lead, "record_memory", agent_name="Bob", type="core_context", content="x"))
+    memory = recorded(call(lead, "record_memory", agent_name="Bob", type="core_context", content="x"))
     assert (memory["source"], memory["injected_by"]) == ("coordinator", "coordinator")
 
 
 def test_another_agents_private_memory_is_refused_and_unlisted(alice, bob):
-    private = answer(call(bob, "record_memory", agent_name="Bob", type="learning", content="mine"))
+    private = recorded(call(bob, "record_memory", agent_name="Bob", type="learning", content="mine"))
     refused(call(alice, "get_memory", agent_name="Bob", memory_id=private["id"]), "private")
     assert answer(call(alice, "list_memory", agent_name="Bob"))["total"] == 0
     assert answer(call(bob, "list_memory", agent_name="Bob"))["total"] == 1
@@ -327,7 +334,7 @@ def test_a_reused_session_id_is_refused(alice):
 # Context, Scribe, mirror --------------------------------------------------------------------------
 
 
-def test_compile_context_for_self_and_not_for_another_agent(lead, alice):
+def test_compile_context_for_self_and_not_for_another_agent(lead, alice, bob):
     answer(
         call(lead, "submit_decision", agent_name="Lead", type="architectural", title="Postgres", content="pg")
     )
@@ -454,7 +461,7 @@ def test_an_unknown_argument_is_refused_naming_it_and_the_tools_arguments(alice)
     message = refused(call(alice, "list_inbox", state="merged"))
     assert message == (
         "Error executing tool list_inbox: unknown argument(s): state; "
-        "this tool takes: status, type, agent, run_id, q, limit, offset"
+        "this tool takes: status, type, agent, run_id, q, limit, offset, compact"
     )
 
 

@@ -22,7 +22,7 @@ from mcp_types import CallToolResult
 from ledger import services
 from ledger.models import AgentMemory, ApiToken, InboxEntry, Project
 from ledger.services.fields import CONTENT_MAX_LENGTH, entry_fields
-from tests.mcp_calls import answer, text
+from tests.mcp_calls import answer, recorded, text
 from tests.processes import MANAGE, environment, manage
 from tests.servers import asgi_in_thread
 from tests.threads import run_async
@@ -69,8 +69,8 @@ def test_stdio_agent_proposes_and_coordinator_merges(project):
     )
     entry = answer(proposed)
     assert answer(listed)["total"] == 1
-    assert answer(memory)["source"] == "agent"
-    assert "retry twice" in answer(block)["text"]
+    assert recorded(memory)["source"] == "agent"
+    assert "retry twice" in answer(block)["text"] == text(block)
     (merged,) = run_calls(stdio(lead), [("merge_inbox_entry", {"entry_id": entry["id"]})])
     assert answer(merged)["decision_id"] is not None
     assert InboxEntry.objects.get().status == "merged"
@@ -193,20 +193,44 @@ def test_http_agent_proposes_and_coordinator_merges(project, base_url):
     proposed, memory, block = run_calls(
         http(base_url, alice),
         [
-            ("squad_decide", {"slug": "use-postgres", "type": "technical", "content": "pg"}),
+            ("submit_inbox_entry", {"slug": "use-postgres", "type": "technical", "content": "pg"}),
             ("record_memory", {"agent_name": "Alice", "type": "core_context", "content": "retry twice"}),
             ("compile_context", {"agent": "Alice"}),
         ],
     )
     entry = answer(proposed)
-    assert answer(memory)["agent_name"] == "Alice"
-    assert "retry twice" in answer(block)["text"]
+    assert recorded(memory)["agent_name"] == "Alice"
+    assert "retry twice" in answer(block)["text"] == text(block)
     merged, listed = run_calls(
         http(base_url, lead),
         [("merge_inbox_entry", {"entry_id": entry["id"]}), ("list_decisions", {})],
     )
     assert answer(merged)["status"] == "merged"
     assert answer(listed)["items"][0]["source_entry_id"] == entry["id"]
+
+
+def test_http_serves_the_prompt_and_the_resource_for_the_requests_token(project, base_url):
+    services.decision_create(
+        project=project,
+        agent_name="lead",
+        type="architectural",
+        title="Use Postgres",
+        content="pg",
+        by="lead",
+    )
+
+    secret = token(project)
+
+    async def run() -> tuple[Any, Any, str]:
+        async with Client(http(base_url, secret)) as client:
+            read = await client.read_resource("canon://context")
+            prompted = await client.get_prompt("start_of_turn", {"task": "which database"})
+            return read, prompted, (await client.list_resources()).resources[0].uri
+
+    read, prompted, uri = run_async(run)
+    assert str(uri) == "canon://context"
+    assert "Use Postgres" in read.contents[0].text
+    assert "Use Postgres" in prompted.messages[0].content.text
 
 
 def test_http_agent_acting_as_another_agent_is_a_tool_error(project, base_url):

@@ -11,7 +11,7 @@ from django.utils import timezone
 
 from ledger import services
 from ledger.models import AgentMemory, AuditEvent, InboxEntry
-from tests.mcp_calls import answer, call, caller_for, refused
+from tests.mcp_calls import call, caller_for, recorded, refused
 from tests.threads import race
 
 RETRY = "Retry the billing webhook three times with exponential backoff before paging the on-call engineer"
@@ -195,8 +195,8 @@ def test_a_correction_saying_the_same_as_an_existing_memory_links_to_it(project)
 @pytest.mark.django_db(transaction=True)
 def test_mcp_record_memory_corrects_and_says_when_already_recorded(project):
     alice = caller_for(project)
-    old = answer(call(alice, "record_memory", agent_name="Alice", type="learning", content="Use db-2"))
-    new = answer(
+    old = recorded(call(alice, "record_memory", agent_name="Alice", type="learning", content="Use db-2"))
+    new = recorded(
         call(
             alice,
             "record_memory",
@@ -208,7 +208,7 @@ def test_mcp_record_memory_corrects_and_says_when_already_recorded(project):
     )
     assert new["already_recorded"] is False
     assert AgentMemory.objects.get(pk=old["id"]).superseded_by_id == new["id"]
-    again = answer(call(alice, "record_memory", agent_name="Alice", type="learning", content="use  DB-3"))
+    again = recorded(call(alice, "record_memory", agent_name="Alice", type="learning", content="use  DB-3"))
     assert again["already_recorded"] is True and again["message"] == f"already recorded as memory {new['id']}"
     refused(
         call(alice, "record_memory", agent_name="Alice", type="learning", content="x", pinned=True), "pin"

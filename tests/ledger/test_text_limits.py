@@ -13,7 +13,7 @@ from mcp import Client
 from mcp_types import CallToolResult
 
 from ledger import services
-from ledger.api.base import Caller
+from ledger.actions.frame import Caller
 from ledger.mcp.server import build_server
 from ledger.models import AgentMemory, Decision, EntryStatus, InboxEntry, Project, Session
 from ledger.services.fields import (
@@ -216,7 +216,7 @@ def test_the_mcp_input_schemas_state_each_maximum(project):
     assert tools["reject_inbox_entry"]["reason"]["maxLength"] == REASON_MAX_LENGTH
     assert tools["record_memory"]["content"]["maxLength"] == CONTENT_MAX_LENGTH
     assert tools["start_session"]["focus_area"]["maxLength"] == FOCUS_MAX_LENGTH
-    assert tools["start_session"]["active_issues"]["anyOf"][0]["maxItems"] == ACTIVE_ISSUES_MAX
+    assert tools["start_session"]["active_issues"]["maxItems"] == ACTIVE_ISSUES_MAX
     assert tools["update_session"]["summary_append"]["anyOf"][0]["maxLength"] == SUMMARY_LINE_MAX_LENGTH
 
 

@@ -10,7 +10,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from mcp.server.mcpserver import Context
 
 from ledger import selectors
-from ledger.api.base import ApiRefusal, Caller, caller_for
+from ledger.actions.frame import ApiRefusal, Caller, caller_for
 from ledger.mcp.server import build_server
 
 
@@ -49,4 +49,4 @@ def _caller_of(secret: str, variable: str, ctx: Context) -> Caller:
     token = selectors.token_for_secret(secret)
     if token is None:
         raise ApiRefusal(401, f"the token in {variable} is no longer valid (revoked)")
-    return caller_for(token)
+    return caller_for(token, via="mcp")

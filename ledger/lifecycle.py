@@ -12,7 +12,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 from django.conf import settings
-from django.db.models import Q
+from django.db.models import Expression, Q
 from django.utils import timezone
 
 from ledger.models import MemoryStatus, Source
@@ -28,10 +28,12 @@ def expires_at_for(source: str, start: datetime, *, pinned: bool = False) -> dat
     return start + timedelta(days=days)
 
 
-def live(now: datetime | None = None, prefix: str = "") -> Q:
-    """Memories an agent may still be told: active and not expired. `prefix` reaches a related memory
-    (`"memory__"`)."""
-    now = now or timezone.now()
+def live(now: datetime | Expression | None = None, prefix: str = "") -> Q:
+    """Memories an agent may still be told: active and not expired at `now` (default: the current time;
+    an expression stands for a time given when the query runs, as the compiler's statements take it).
+    `prefix` reaches a related memory (`"memory__"`). The one definition of the rule: the compiler's
+    statements are built from it too (`ledger.context.layers`)."""
+    now = timezone.now() if now is None else now
     return Q(**{f"{prefix}status": MemoryStatus.ACTIVE}) & (
         Q(**{f"{prefix}expires_at__isnull": True}) | Q(**{f"{prefix}expires_at__gt": now})
     )

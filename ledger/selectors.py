@@ -2,18 +2,38 @@
 
 from __future__ import annotations
 
-from django.db import connection
-from django.db.models.expressions import RawSQL
+from datetime import datetime
+from typing import TypeAlias
 
+from django.db import connection
+from django.db.models import Expression, Q, QuerySet, Subquery
+from django.db.models.expressions import RawSQL
+from django.db.models.functions import Coalesce
+
+from ledger.lifecycle import live
 from ledger.models import (
+    BOUNDARY_TYPES,
     Agent,
+    AgentMemory,
     ApiToken,
     Compilation,
     Decision,
+    DecisionStatus,
+    Episode,
+    MemoryType,
     Project,
     Session,
 )
 from ledger.values import InvalidValue, agent_key
+from ledger.visibility import Viewer, episode_readable, memory_readable
+
+# A project, its id, or an expression giving its id when the query runs.
+ProjectRef: TypeAlias = Project | int | Expression
+
+
+def of_project(project: ProjectRef) -> Q:
+    """The rows of `project` (a Q, which takes an expression as well as a project)."""
+    return Q(project=project)
 
 
 def agent_find(project: Project, name: str) -> Agent | None:
@@ -111,8 +131,13 @@ def decision_chain(decision: Decision) -> tuple[list[Decision], list[Decision]]:
     return replaced, successors
 
 
+def open_sessions(project: ProjectRef) -> QuerySet[Session]:
+    """The project's open session (one at most: `ledger_session_one_open`)."""
+    return Session.objects.filter(of_project(project), ended_at__isnull=True)
+
+
 def open_session(project: Project) -> Session | None:
-    return Session.objects.filter(project=project, ended_at__isnull=True).first()
+    return open_sessions(project).first()
 
 
 def what_was_told(project: Project, agent: str, run_id: str) -> list[Compilation]:
@@ -154,3 +179,99 @@ def runs_told_decision(decision: Decision, limit: int | None = None) -> list[tup
             break
         start += batch
     return list(seen)[:limit]
+
+
+# ---------------------------------------------------------------------------------------------
+# What each layer of the context block may hold (docs/compiler.md, "Layers"), before any budget. Each
+# rule is defined once, here and in `ledger.visibility` and `ledger.lifecycle`: these selectors read
+# with it through the ORM, and the compiler's statements are built from the same definitions
+# (`ledger.context.layers`). A viewer or a project may be an expression: the compiler's are.
+
+# The memory layer's order: importance (high first), then newest first, the higher id first.
+MEMORY_LAYER_ORDER = ("importance_rank", "-created_at", "-id")
+# The types of the memory layer's high-importance memories beside `core_context`, and high's rank
+# (`ledger_agentmemory_importance_rank`): the layer's indexes hold the rank, not the importance.
+MEMORY_LAYER_TYPES = (MemoryType.LEARNING, MemoryType.PATTERN)
+HIGH_RANK = 0
+
+
+def decision_told() -> Q:
+    """The decisions an agent may be told: active, and not held for review (`Decision.held`)."""
+    return Q(status=DecisionStatus.ACTIVE, held=False)
+
+
+def decision_boundary() -> Q:
+    """The boundaries: the decisions told that are `architectural` or `scope`."""
+    return decision_told() & Q(type__in=BOUNDARY_TYPES)
+
+
+def decision_relevant() -> Q:
+    """The decisions a task may bring into the relevant layer: those told that are not boundaries
+    (every block has the boundaries already)."""
+    return decision_told() & ~Q(type__in=BOUNDARY_TYPES)
+
+
+def memory_layer_own(viewer: Viewer) -> Q:
+    """The memory layer's candidates among `viewer`'s own memories: `core_context` ones at any
+    importance, and high-importance learnings and patterns."""
+    kinds = Q(type=MemoryType.CORE_CONTEXT) | Q(type__in=MEMORY_LAYER_TYPES, importance_rank=HIGH_RANK)
+    return Q(agent=viewer) & kinds
+
+
+def memory_layer_shared(viewer: Viewer) -> Q:
+    """The memory layer's candidates among other agents' memories: high-importance learnings and
+    patterns tagged `cross-team`."""
+    return Q(cross_team=True, type__in=MEMORY_LAYER_TYPES, importance_rank=HIGH_RANK) & ~Q(agent=viewer)
+
+
+def agents_with_key(project: ProjectRef, key: str | Expression) -> QuerySet[Agent]:
+    """The project's agent with this key (one at most), unordered. The project is asked for first: the
+    compiler's statements take the values in that order (bench/compile.py gives them so)."""
+    return Agent.objects.filter(of_project(project)).filter(key=key).order_by()
+
+
+def agent_id_with_key(project: ProjectRef, key: str | Expression) -> Coalesce:
+    """The id of the project's agent with this key, worked out when the query runs: 0, which no agent
+    has, when there is none (an agent the project does not know yet reads what every agent reads)."""
+    return Coalesce(Subquery(agents_with_key(project, key).values("id")), 0)
+
+
+def boundaries(project: ProjectRef) -> QuerySet[Decision]:
+    """The boundaries layer: the project's boundaries, oldest first."""
+    return Decision.objects.filter(of_project(project), decision_boundary()).order_by("created_at", "id")
+
+
+def memory_layer_parts(
+    project: ProjectRef, viewer: Viewer, now: datetime | Expression
+) -> tuple[QuerySet[AgentMemory], QuerySet[AgentMemory]]:
+    """The memory layer's candidates that are live at `now`, in the layer's order, as two parts each
+    read along its own index: `viewer`'s own (`ledger_memory_agent_compile`) and the shared ones of the
+    project's other agents (`ledger_memory_crossteam`)."""
+    rows = AgentMemory.objects.filter(live(now)).order_by(*MEMORY_LAYER_ORDER)
+    own = rows.filter(memory_layer_own(viewer))
+    return own, rows.filter(of_project(project), memory_layer_shared(viewer))
+
+
+def memory_layer(project: ProjectRef, viewer: Viewer, now: datetime | Expression) -> QuerySet[AgentMemory]:
+    """The memory layer's candidates, in the order the layer takes them."""
+    own, shared = memory_layer_parts(project, viewer, now)
+    return own | shared
+
+
+def relevant_memories(
+    project: ProjectRef, viewer: Viewer, now: datetime | Expression
+) -> QuerySet[AgentMemory]:
+    """The memories a task may bring into the relevant layer: the project's that `viewer` may read and
+    that are live at `now`, of any type and importance (those already in the memory layer are left
+    out by the compiler)."""
+    return AgentMemory.objects.filter(of_project(project), memory_readable(viewer), live(now))
+
+
+def relevant_episodes(project: ProjectRef, viewer: Viewer) -> QuerySet[Episode]:
+    """The episodes a task may bring into the relevant layer: the project's that `viewer` may read."""
+    return Episode.objects.filter(of_project(project), episode_readable(viewer))
+
+
+def relevant_decisions(project: ProjectRef) -> QuerySet[Decision]:
+    """The decisions a task may bring into the relevant layer, whoever decided them: the team's."""
+    return Decision.objects.filter(of_project(project), decision_relevant())

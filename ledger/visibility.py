@@ -7,7 +7,7 @@ asks here before it widens who reads a row:
 
 - an agent reads its own memories, the ones tagged `cross-team` (a person merged or wrote them, since
   an agent's own cross-team memory is proposed instead) and the summaries of ended sessions (shown
-  with the agents who wrote them);
+  with the agents who wrote them), and its own episodes only;
 - an agent sees every inbox proposal but the private learnings, patterns and updates of others;
 - a shared memory is re-activated, re-tagged, re-worded or shared only by a coordinator
   (`memory_change_refusal`);
@@ -19,9 +19,10 @@ asks here before it widens who reads a row:
 from __future__ import annotations
 
 from datetime import datetime, timedelta
+from typing import TypeAlias
 
 from django.conf import settings
-from django.db.models import Min, Q, QuerySet, TextField
+from django.db.models import Expression, Min, Q, QuerySet, TextField
 from django.db.models.functions import Cast
 from django.utils import timezone
 
@@ -40,14 +41,22 @@ from ledger.models import (
 )
 from ledger.values import CROSS_TEAM_TAG, agent_key
 
-# The memories an agent reads, as SQL over `ledger_agentmemory m` for the compiler's hand-written
-# reads; `{me}` is an expression for the agent's id. The same rule as `memory_readable`.
-MEMORY_READABLE_SQL = "(m.agent_id = {me} OR m.cross_team OR m.source = 'session_summary')"
+# The scope words the full-text index holds beside each row's text (migration 0010, which writes them):
+# a memory's and an episode's agent (this prefix and the agent's id), a cross-team memory's team and a
+# session summary's project (each prefix and the project's id). They say in the index what
+# `memory_readable` and `episode_readable` say of the rows.
+SCOPE_AGENT = "canonagent"
+SCOPE_TEAM = "canonteam"
+SCOPE_SUMMARY = "canonsummary"
+
+# Who reads a row: an agent, its id, or an expression giving its id when the query runs (the
+# compiler's statements, `ledger.context.layers`, are built from these same rules that way).
+Viewer: TypeAlias = Agent | int | Expression
 
 
-def memory_readable(viewer: Agent) -> Q:
-    """The memories `viewer` may read (the rule of `MEMORY_READABLE_SQL`, and of the scope words the
-    full-text index holds for each memory: `memory_scope_words`)."""
+def memory_readable(viewer: Viewer) -> Q:
+    """The memories `viewer` may read: its own, the cross-team ones and the session summaries (the rule
+    of the scope words the full-text index holds for each memory: `memory_scope_words`)."""
     return Q(agent=viewer) | Q(cross_team=True) | Q(source=Source.SESSION_SUMMARY)
 
 
@@ -55,9 +64,9 @@ def memory_scope_words(viewer: Agent) -> list[str]:
     """The scope words (migration 0010) of the memories `viewer` may read: its own, the project's
     cross-team ones and the project's session summaries, as `memory_readable` reads them."""
     return [
-        f"canonagent{viewer.pk}",
-        f"canonteam{viewer.project_id}",
-        f"canonsummary{viewer.project_id}",
+        f"{SCOPE_AGENT}{viewer.pk}",
+        f"{SCOPE_TEAM}{viewer.project_id}",
+        f"{SCOPE_SUMMARY}{viewer.project_id}",
     ]
 
 
@@ -75,6 +84,11 @@ def memory_is_readable(memory: AgentMemory, viewer: Agent | None) -> bool:
         or memory.cross_team
         or memory.source == Source.SESSION_SUMMARY
     )
+
+
+def episode_readable(viewer: Viewer) -> Q:
+    """The episodes `viewer` may read: its own (scope word `SCOPE_AGENT` and its id in the index)."""
+    return Q(agent=viewer)
 
 
 def entries_visible_to(qs: QuerySet[InboxEntry], viewer: Agent | None) -> QuerySet[InboxEntry]:

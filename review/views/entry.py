@@ -4,7 +4,8 @@ through the filtered inbox, and the form a coordinator edits it with before merg
 
 The page reads the inbox's filters from its own query string (`?status=pending&agent=…&q=…`, the
 pending queue when there is none) and carries them along on every link, so a reviewer walks the list
-they filtered one entry at a time and comes back to it.
+they filtered one entry at a time and comes back to it. A merge or a rejection taken here goes on to
+the next entry, whose page says what was done in its toast and offers to undo it.
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from ledger import services
+from ledger.actions import inbox
+from ledger.actions.shapes import EntryEditIn
 from ledger.filters import ALL
 from ledger.models import BOUNDARY_TYPES, AuditEvent, EntryStatus, InboxEntry
 from review.access import ProjectAccess, in_project, project_for_user
@@ -30,7 +33,7 @@ from review.forms import DecisionTextForm
 from review.inspect import flags, related_decisions
 from review.neighbours import Neighbours, neighbours
 from review.views.base import HtmxHttpRequest, place_links, project_context, refused, submit, with_query
-from review.views.inbox import inbox_queryset
+from review.views.inbox import inbox_queryset, last_toast
 
 
 class EntryTextForm(DecisionTextForm):
@@ -99,12 +102,20 @@ def _entry_page(
     query = request.GET.urlencode()
     place = _place(access, entry, request.GET)
     text = {"title": entry.title, "content": entry.content, "rationale": entry.rationale}
+    links = _links(access, place, query)
+    toast = last_toast(request, access)
+    if toast:
+        # An undo comes back to the entry it puts back (to the list, for several).
+        ids = toast["ids"]
+        one = reverse("review:entry", args=[access.project.slug, ids[0]]) if len(ids) == 1 else ""
+        toast["back"] = with_query(one, query) if one else links["list"]
     context: dict[str, Any] = project_context(
         access,
         nav="inbox",
         entry=entry,
         place=place,
-        links=_links(access, place, query),
+        links=links,
+        toast=toast,
         query=query,
         related=related_decisions(entry),
         revisions=revision_diffs(list(entry.revisions.all()), entry),
@@ -131,18 +142,15 @@ def entry_edit(request: HtmxHttpRequest, project: str, entry_id: int) -> HttpRes
     form = EntryTextForm(request.POST)
     edited = submit(
         form,
-        lambda data: services.entry_edit(
-            project=access.project,
-            entry_id=entry.pk,
-            by=request.user.get_username(),
-            via="dashboard",
-            **data,
-        ),
+        lambda data: inbox.edit_as(access.caller, entry.pk, EntryEditIn(**data)),
     )
     if edited is None:
-        # The page as it is now (the refusal may be that it was decided meanwhile), the form as typed.
-        refused(request, form)
-        return _entry_page(request, access, _entry(access, entry_id), status=400, edit=form)
+        # The page as it is now, the form as typed with each error beside its field; an entry decided
+        # meanwhile has no form any more, so its refusal is said above the page.
+        now = _entry(access, entry_id)
+        if now.status != EntryStatus.PENDING:
+            refused(request, form)
+        return _entry_page(request, access, now, status=400, edit=form)
     if edited.updated_at == entry.updated_at:
         messages.success(request, "Nothing to save: the text is unchanged.")
     else:

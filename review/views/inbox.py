@@ -4,8 +4,9 @@ bulk (docs/dashboard.md); one entry's page is `review.views.entry`.
 A decided row stays where it was, one line saying what became of it, with an Undo while the undo window
 is open; the toast above the list says what the last action did and offers to undo it. Single and bulk
 actions behave alike: with htmx, the decided rows are swapped in place (the bulk answer swaps them out
-of band); without JavaScript, a plain form post is answered with a redirect back to the list it came
-from, and the toast is shown there once.
+of band), and the list then asks for the entries that follow (`_refill`); without JavaScript, a plain
+form post is answered with a redirect back to the list it came from, and the toast is shown there once.
+A result is said once, by the toast; the messages above the list carry what was refused.
 """
 
 from __future__ import annotations
@@ -17,24 +18,28 @@ from typing import Any
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.core.exceptions import ValidationError
 from django.core.paginator import Page
 from django.db.models import Case, IntegerField, QuerySet, Value, When
 from django.http import Http404, HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils import timezone
-from django.utils.html import format_html_join
+from django.utils.html import format_html_join, strip_tags
 from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import reswap
 
 from ledger import services
+from ledger.actions import inbox
+from ledger.actions.shapes import MergeIn, RejectIn
 from ledger.competition import competitors
 from ledger.models import BOUNDARY_TYPES, Decision, EntryStatus, InboxEntry, Project
 from review.access import ProjectAccess, in_project, project_for_user
 from review.filters import InboxFilter
-from review.forms import BulkForm, DensityForm, MergeForm, RejectForm, problems
+from review.forms import BULK_LIMIT, BulkForm, DensityForm, IdsField, MergeForm, RejectForm, problems
 from review.inspect import excerpt, flags
 from review.models import choose_density, density_of
+from review.templatetags.review_tags import ago
 from review.views.base import (
     HtmxHttpRequest,
     hidden_fields,
@@ -54,8 +59,8 @@ CONFIRM_KEY = "inbox_bulk_confirm"
 TOAST_KEY = "inbox_toast"
 # How many of the proposals a row competes with it names.
 RIVALS_SHOWN = 3
-# What the toast and the messages call each action, once done.
-DONE = {"merge": "merged", "reject": "rejected", "undo": "undone"}
+# How many of a bulk action's entries the toast names; the rows themselves say what became of each.
+TOAST_NAMED = 5
 
 
 def undo_seconds() -> int:
@@ -81,8 +86,8 @@ def inbox_queryset(project: Project) -> QuerySet[InboxEntry]:
 
 def _decorate(project: Project, entries: list[Any]) -> list[Any]:
     """The rows as the list shows them: their name, links, excerpt, flags and version (what a merge sends
-    back: `services.inbox.entry_version`), and what each pending one competes with (the pending entries
-    and active decisions on the same topic, `ledger.competition`)."""
+    back: `services.inbox.merge.entry_version`), and what each pending one competes with (the pending
+    entries and active decisions on the same topic, `ledger.competition`)."""
     rivals = competitors(project, entries) if entries else {}
     names = ("entry", "entry_merge", "entry_reject", "decision")
     page_of, merge_of, reject_of, decision_of = (urls_by_id(f"review:{name}", project.slug) for name in names)
@@ -105,8 +110,15 @@ def _decorate(project: Project, entries: list[Any]) -> list[Any]:
     return entries
 
 
-def _queue_page(project: Project, entries: QuerySet[InboxEntry], number: str | None) -> Page[Any]:
-    """One page of the queue in three queries at any depth: the count, the page's ids, their rows.
+def _queue_page(
+    project: Project,
+    entries: QuerySet[InboxEntry],
+    number: str | None,
+    *,
+    shown: frozenset[int] = frozenset(),
+) -> Page[Any]:
+    """One page of the queue in three queries at any depth: the count, the page's ids, their rows (but
+    those `shown` already, which a refill leaves out).
 
     The queue's order is computed, so the database sorts every matching entry: it sorts their ids
     (from `ledger_entry_review_queue` alone), and whole rows are read only for the page, by id. Sorting
@@ -115,7 +127,7 @@ def _queue_page(project: Project, entries: QuerySet[InboxEntry], number: str | N
     the queue's or a text search's relevance.
     """
     page = paginate(entries.values_list("pk", flat=True), number)
-    ids = list(page.object_list)
+    ids = [pk for pk in page.object_list if pk not in shown]
     # Read by id alone: the page's rows taken again from `entries` would rank a text search once more.
     rows = {row.pk: row for row in inbox_queryset(project).filter(pk__in=ids)}
     return Page(_decorate(project, [rows[pk] for pk in ids if pk in rows]), page.number, page.paginator)
@@ -141,7 +153,9 @@ def _toast(action: str, entries: Sequence[InboxEntry]) -> dict[str, Any]:
             "undo": f"Undone: {named} is pending again.",
         }[action]
     else:
-        listed = ", ".join(f"#{pk}" for pk in ids)
+        listed = ", ".join(f"#{pk}" for pk in ids[:TOAST_NAMED])
+        if len(ids) > TOAST_NAMED:
+            listed += f" and {len(ids) - TOAST_NAMED} more"
         text = {
             "merge": f"Merged {len(ids)} entries: {listed}.",
             "reject": f"Rejected {len(ids)} entries: {listed}.",
@@ -156,6 +170,23 @@ def _shown_toast(toast: dict[str, Any] | None) -> dict[str, Any] | None:
     if toast and toast["ids"] and toast["until"] <= timezone.now().timestamp():
         toast = {**toast, "ids": []}
     return toast
+
+
+def last_toast(request: HtmxHttpRequest, access: ProjectAccess) -> dict[str, Any] | None:
+    """The toast a plain form post left for the page it returned to (the list, or an entry's page when
+    the action was taken on one), shown once."""
+    return _shown_toast(_session_once(request, TOAST_KEY, access))
+
+
+def changed_words(exc: services.ChangedSinceRead) -> str:
+    """A merge refused because the entry changed since it was read, as a person says it: who changed it
+    and how long ago, as the lists say an age ("3 minutes ago")."""
+    when = strip_tags(ago(exc.changed_at))
+    if exc.edited_by is not None:
+        who = f"{exc.edited_by} edited it {when}"
+    else:
+        who = f"{exc.agent_name}, its agent, sent it again {when}"
+    return f"Not merged: it changed since you read it: {who}. Read it again, then merge what you read."
 
 
 def _list_context(request: HttpRequest, access: ProjectAccess, query: str, **extra: Any) -> dict[str, Any]:
@@ -202,15 +233,54 @@ def _render_inbox(
         grouped=not params.get("q"),
         density=density_of(request.user),
         confirm=confirm or _session_once(request, CONFIRM_KEY, access),
-        toast=_shown_toast(_session_once(request, TOAST_KEY, access)),
+        toast=last_toast(request, access),
     )
     return render_list(request, "review/inbox.html", "inbox-list", context)
+
+
+def _refill(request: HtmxHttpRequest, access: ProjectAccess, params: QueryDict) -> HttpResponse:
+    """What slides into a list of pending entries once some of its rows were decided in place: the
+    entries of its page now that it does not show yet (`shown`: the pending rows it shows), each in its
+    group (`group`: the groups it shows), its pages and count, and its empty state when nothing is left.
+    Answered out of band: the rows shown stay where they are, decided or not."""
+    try:
+        shown = IdsField(limit=BULK_LIMIT, required=False).clean(params.getlist("shown"))
+    except ValidationError:
+        return HttpResponse("Too many rows shown to refill this list: reload it.", status=400)
+    groups = set(params.getlist("group"))
+    listed = params.copy()
+    for name in ("refill", "shown", "group"):
+        listed.pop(name, None)
+    project = access.project
+    filterset = InboxFilter(listed, queryset=inbox_queryset(project), project=project)
+    entries = filterset.qs if filterset.is_valid() else InboxEntry.objects.none()
+    page = _queue_page(project, entries, listed.get("page"), shown=frozenset(shown))
+    grouped = not listed.get("q")
+    added: list[dict[str, Any]] = []
+    for entry in page.object_list:
+        key = str(entry.priority) if grouped else "all"
+        if not added or added[-1]["key"] != key:
+            added.append({"key": key, "shown": key in groups, "rows": []})
+        added[-1]["rows"].append(entry)
+    context = _list_context(
+        request,
+        access,
+        listed.urlencode(),
+        page=page,
+        params=listed,
+        filter=filterset,
+        grouped=grouped,
+        added=added,
+    )
+    return render(request, "review/inbox.html#inbox-refill", context)
 
 
 @require_GET
 @login_required
 def inbox_list(request: HtmxHttpRequest, project: str) -> HttpResponse:
     access = project_for_user(request, project)
+    if request.htmx and request.GET.get("refill"):
+        return _refill(request, access, request.GET)
     return _render_inbox(request, access, request.GET)
 
 
@@ -234,16 +304,15 @@ def _answer(
     error: str,
     merged: services.Merged | None = None,
 ) -> HttpResponse:
-    """The row again for htmx (decided, or with the refusal in it) and the toast, else the list it came
-    from with a message and the toast. A merge that did more than merge (`merged`: rejected the
-    competitors, found the memory already recorded) says so, and swaps the rows it rejected too."""
+    """The row again for htmx (decided, or with the refusal in it) and the toast, else the page it came
+    from (the list, or the next entry's page) with the toast, or the refusal as a message. A merge that
+    did more than merge (`merged`: rejected the competitors, found the memory already recorded) says
+    so, and swaps the rows it rejected too."""
     toast = _toast(action, [done]) if done is not None else None
-    success = f"Entry {entry_id} {DONE[action]}."
     if toast and merged is not None and merged.message != _plain_merge(merged):
-        toast["text"] = success = f"#{entry_id} {merged.entry.title or merged.entry.slug}: {merged.message}."
+        toast["text"] = f"#{entry_id} {merged.entry.title or merged.entry.slug}: {merged.message}."
     if request.htmx:
         if merged is not None and merged.rejected:
-            messages.success(request, success)
             return _swap_rows(request, access, [entry_id, *merged.rejected], toast)
         entry = in_project(access, inbox_queryset(access.project), entry_id)
         _decorate(access.project, [entry])
@@ -253,8 +322,8 @@ def _answer(
         return render(request, "review/inbox.html#entry-row-swap", context)
     if toast:
         _keep_toast(request, access, toast)
-    inbox = reverse("review:inbox", args=[access.project.slug])
-    return redirect_back(request, inbox, error=error, success=success)
+    listing = reverse("review:inbox", args=[access.project.slug])
+    return redirect_back(request, listing, error=error)
 
 
 def _plain_merge(merged: services.Merged) -> str:
@@ -302,10 +371,10 @@ def ask_before_merging(
         return render(request, "review/inbox.html#entry-row-swap", context)
     entry = in_project(access, InboxEntry.objects.select_related("agent"), entry_id)
     entry.version = services.entry_version(entry)  # type: ignore[attr-defined]
-    inbox = reverse("review:inbox", args=[access.project.slug])
+    listing = reverse("review:inbox", args=[access.project.slug])
     back = request.POST.get("next", "")
     if not back.startswith("/") or back.startswith("//"):
-        back = inbox
+        back = listing
     carried = [(name, value) for name, values in (carry or {}).items() for value in values]
     context = project_context(
         access,
@@ -334,23 +403,17 @@ def entry_merge(request: HtmxHttpRequest, project: str, entry_id: int) -> HttpRe
         return _answer(request, access, entry_id, action="merge", done=None, error=" ".join(problems(form)))
     choices = form.choices()
     try:
-        merged = services.entry_merge_outcome(
-            project=access.project,
-            entry_id=entry_id,
-            by=request.user.get_username(),
-            via="dashboard",
-            **choices,
-        )
+        merged = inbox.merge(access.caller, entry_id, choices)
     except services.NotFound as exc:
         raise Http404(exc.message) from exc
     except services.ChangedSinceRead as exc:
         if request.htmx:
-            return _answer(request, access, entry_id, action="merge", done=None, error=exc.message)
-        messages.error(request, exc.message)
+            return _answer(request, access, entry_id, action="merge", done=None, error=changed_words(exc))
+        messages.error(request, changed_words(exc))
         page = reverse("review:entry", args=[access.project.slug, entry_id])
         return redirect(with_query(page, request.POST.get("query", "")))
     except services.LedgerError as exc:
-        question = merge_question(exc, confirmed=choices["confirm_flagged"])
+        question = merge_question(exc, confirmed=choices.confirm_flagged)
         if question is None:
             return _answer(request, access, entry_id, action="merge", done=None, error=exc.message)
         url = reverse("review:entry_merge", args=[access.project.slug, entry_id])
@@ -366,13 +429,7 @@ def entry_reject(request: HtmxHttpRequest, project: str, entry_id: int) -> HttpR
     form = RejectForm(request.POST, entry_id=entry_id)
     done = submit(
         form,
-        lambda data: services.entry_reject(
-            project=access.project,
-            entry_id=entry_id,
-            by=request.user.get_username(),
-            reason=data["reason"],
-            via="dashboard",
-        ),
+        lambda data: inbox.reject_as(access.caller, entry_id, RejectIn(reason=data["reason"])),
     )
     return _answer(request, access, entry_id, action="reject", done=done, error=" ".join(problems(form)))
 
@@ -390,37 +447,29 @@ def _flagged(project: Project, ids: list[int]) -> list[dict[str, Any]]:
     return found
 
 
-def _decide(access: ProjectAccess, by: str, data: dict[str, Any], entry_id: int) -> InboxEntry:
-    """Merge (the version its row showed), reject or undo one entry through its service."""
-    project, action, reason = access.project, data["action"], data["reason"]
+def _decide(access: ProjectAccess, data: dict[str, Any], entry_id: int) -> InboxEntry:
+    """Merge (the version its row showed), reject or undo one entry through its action."""
+    caller, action = access.caller, data["action"]
     if action == "merge":
         # A bulk merge asks about flagged entries itself (`inbox_bulk`), before merging any.
-        return services.entry_merge(
-            project=project,
-            entry_id=entry_id,
-            by=by,
-            via="dashboard",
-            confirm_flagged=data["confirm_flagged"],
-            seen=data["seen"].get(entry_id),
-        )
+        choices = MergeIn(confirm_flagged=data["confirm_flagged"], version=data["seen"].get(entry_id))
+        return inbox.merge(caller, entry_id, choices).entry
     if action == "undo":
-        return services.entry_undo(project=project, entry_id=entry_id, by=by, via="dashboard")
-    return services.entry_reject(project=project, entry_id=entry_id, by=by, reason=reason, via="dashboard")
+        return inbox.undo_as(caller, entry_id)
+    return inbox.reject_as(caller, entry_id, RejectIn(reason=data["reason"]))
 
 
-def _bulk(
-    access: ProjectAccess, by: str, data: dict[str, Any]
-) -> tuple[list[InboxEntry], list[str], dict[int, str]]:
+def _bulk(access: ProjectAccess, data: dict[str, Any]) -> tuple[list[InboxEntry], list[str], dict[int, str]]:
     """Merge, reject or undo each entry on its own, so one refusal does not stop the rest: the entries
     done, a line for each refused one, and the refusals of the entries changed since their row was
-    shown (by id), whose rows are shown again with their new text."""
+    shown (by id), whose rows are shown again with their new text and the refusal (so over htmx the
+    refusal is said there, not among the lines)."""
     done, refused, changed = [], [], {}
     for entry_id in data["ids"]:
         try:
-            done.append(_decide(access, by, data, entry_id))
+            done.append(_decide(access, data, entry_id))
         except services.ChangedSinceRead as exc:
-            refused.append(f"#{entry_id}: {exc.message}")
-            changed[entry_id] = exc.message
+            changed[entry_id] = changed_words(exc)
         except services.LedgerError as exc:
             refused.append(f"#{entry_id}: {exc.message}")
     return done, refused, changed
@@ -450,9 +499,10 @@ def inbox_bulk(request: HtmxHttpRequest, project: str) -> HttpResponse:
     """Merge, reject or undo every selected entry.
 
     A merge that includes a flagged entry merges nothing until it is sent again with `confirm_flagged`:
-    the reviewer sees which entries are flagged and why, and confirms with one more button. A merge
-    refuses each entry changed since its row was shown (`seen-<id>`) and merges the rest; over htmx the
-    rows refused so come back with their new text.
+    the reviewer sees which entries are flagged and why (above the list, once), and confirms with one
+    more button. A merge refuses each entry changed since its row was shown (`seen-<id>`) and merges the
+    rest; over htmx the rows refused so come back with their new text and the refusal. What was done is
+    said by the toast alone; the messages say what was refused.
     """
     access = project_for_user(request, project, act=True)
     form = BulkForm(request.POST)
@@ -468,16 +518,16 @@ def inbox_bulk(request: HtmxHttpRequest, project: str) -> HttpResponse:
             # The versions the rows showed go along: the second post merges only those.
             seen = {str(pk): version for pk, version in data["seen"].items()}
             confirm = {"project": access.project.slug, "ids": data["ids"], "flagged": flagged, "seen": seen}
-            named = "; ".join(
-                f"#{item['id']} {item['title']} ({', '.join(item['flags'])})" for item in flagged
-            )
-            refusals.append(f"Nothing merged: flagged entries need a second confirmation. {named}.")
         else:
-            done, refusals, changed = _bulk(access, request.user.get_username(), data)
+            done, refusals, changed = _bulk(access, data)
     toast = _toast(form.cleaned_data["action"], done) if done else None
-    if done:
-        verb = DONE[form.cleaned_data["action"]]
-        messages.success(request, f"{len(done)} {'entry' if len(done) == 1 else 'entries'} {verb}.")
+    if changed and not request.htmx:
+        # Without htmx the rows changed since are not shown with their refusal: the messages say it.
+        rows = InboxEntry.objects.filter(project=access.project, pk__in=changed).values_list(
+            "pk", "title", "slug"
+        )
+        named = {pk: title or slug for pk, title, slug in rows}
+        refusals += [f"#{pk} {named[pk]}: {said}" for pk, said in changed.items()]
     for problem in refusals:
         messages.error(request, problem)
     if request.htmx:

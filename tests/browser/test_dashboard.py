@@ -122,7 +122,7 @@ def test_bulk_reject_rejects_the_selected_entries_only(page, signed_in, submit):
     page.get_by_label("Reason").fill("duplicates")
     page.get_by_role("button", name="Reject selected").click()
 
-    expect(page.locator("#messages")).to_contain_text("2 entries rejected.")
+    expect(page.locator("#toast")).to_contain_text(f"Rejected 2 entries: #{first.pk}, #{second.pk}.")
     # The rejected rows stay in place, decided, as a single action leaves its row; the third is pending.
     expect(row(page, first)).to_contain_text("rejected")
     expect(row(page, second)).to_contain_text("rejected")

@@ -61,7 +61,7 @@ def test_walk_the_filtered_queue_edit_before_merging_and_see_the_diff(page: Page
     # Merging takes the edited text and goes on to the next entry of the list.
     page.get_by_role("button", name="Merge").click()
     expect(page).to_have_url(re.compile(rf"/inbox/{second.pk}/\?type=scope$"))
-    expect(page.locator("#messages")).to_contain_text("merged")
+    expect(page.locator("#toast")).to_contain_text(f"Merged #{first.pk} Queue jobs in PostgreSQL.")
     expect(page.get_by_role("navigation", name="Previous and next in the inbox")).to_contain_text("1 of 2")
 
     first.refresh_from_db()

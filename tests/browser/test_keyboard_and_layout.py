@@ -36,7 +36,7 @@ def test_enter_in_the_reason_field_rejects_the_selected_entries_never_merges(pag
     page.get_by_label("Reason").fill("duplicates")
     page.get_by_label("Reason").press("Enter")
 
-    expect(page.locator("#messages")).to_contain_text("2 entries rejected.")
+    expect(page.locator("#toast")).to_contain_text(f"Rejected 2 entries: #{first.pk}, #{second.pk}.")
     expect(page).to_have_url(re.compile(r"/p/alpha/inbox/$"))
     for entry in (first, second):
         entry.refresh_from_db()
@@ -45,7 +45,7 @@ def test_enter_in_the_reason_field_rejects_the_selected_entries_never_merges(pag
 
 
 @pytest.mark.parametrize("context_options", [NO_JS], ids=["no-js"])
-def test_without_javascript_row_actions_come_back_to_the_filtered_list_with_a_message(
+def test_without_javascript_row_actions_come_back_to_the_filtered_list_with_the_result(
     page, signed_in, submit
 ):
     to_merge = submit("use-postgres", type="scope", title="Use PostgreSQL")
@@ -54,14 +54,14 @@ def test_without_javascript_row_actions_come_back_to_the_filtered_list_with_a_me
 
     page.get_by_role("button", name="Merge Use PostgreSQL").click()
     expect(page).to_have_url(re.compile(r"/p/alpha/inbox/\?type=scope$"))
-    expect(page.locator("#messages")).to_contain_text(f"Entry {to_merge.pk} merged.")
+    expect(page.locator("#toast")).to_contain_text(f"Merged #{to_merge.pk} Use PostgreSQL.")
     expect(page.locator("#nav-pending")).to_have_text("1")
 
     page.get_by_text("Reject…").click()
     page.get_by_label("Why reject Use Redis?").fill("one engine is enough")
     page.get_by_role("button", name="Reject Use Redis", exact=True).click()
     expect(page).to_have_url(re.compile(r"/p/alpha/inbox/\?type=scope$"))
-    expect(page.locator("#messages")).to_contain_text(f"Entry {to_reject.pk} rejected.")
+    expect(page.locator("#toast")).to_contain_text(f"Rejected #{to_reject.pk} Use Redis.")
     to_reject.refresh_from_db()
     assert (to_reject.status, to_reject.reason) == (EntryStatus.REJECTED, "one engine is enough")
 

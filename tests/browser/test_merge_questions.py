@@ -80,7 +80,7 @@ def test_without_javascript_a_competing_merge_renders_a_page_with_the_choices(pa
     ).click()
     expect(page.get_by_role("heading", name="Merge “Use memcached for the rate limiter”?")).to_be_visible()
     page.get_by_role("button", name="Merge and supersede decision").click()
-    expect(page.locator("#messages")).to_contain_text("superseded decision")
+    expect(page.locator("#toast")).to_contain_text("superseded decision")
     assert (state(memcached), state(decision), state(valkey)) == (
         EntryStatus.MERGED,
         DecisionStatus.SUPERSEDED,

@@ -87,8 +87,8 @@ def test_the_whole_triage_flow_by_keyboard_only(page, signed_in, queue):
     expect(page.locator(f"#entry-{third.pk} details.reject-box")).not_to_have_attribute("open", "")
     assert status(third)[0] == EntryStatus.PENDING
 
-    # u undoes the last action (the rejection): the row is pending again and has focus.
-    page.keyboard.press("u")
+    # z undoes the last action (the rejection): the row is pending again and has focus.
+    page.keyboard.press("z")
     expect(live).to_contain_text(f"Undone: #{second.pk} Boundary beta is pending again.")
     page.wait_for_function(f"document.activeElement.id === 'entry-{second.pk}'")
     assert status(second)[0] == EntryStatus.PENDING

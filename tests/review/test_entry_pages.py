@@ -4,6 +4,7 @@ proposed, merged or rejected what."""
 
 from __future__ import annotations
 
+import re
 from datetime import timedelta
 from typing import Any
 
@@ -370,3 +371,17 @@ def test_an_archived_decision_outside_the_active_list_offers_its_first(lead, dec
 
 def test_merged_status_counts_stay_right(lead, project, queue):
     assert InboxEntry.objects.filter(status=EntryStatus.PENDING).count() == 7
+
+
+def test_a_refused_edit_says_why_beside_the_field_and_focuses_it(lead, entry):
+    long_title = "T" * 301
+    response = lead.post(edit_url(entry), {"title": long_title, "content": "Kept text.", "rationale": ""})
+    assert response.status_code == 400
+    html = response.content.decode()
+    title = re.search(r'<input type="text" name="title"[^>]*>', html)
+    assert title is not None
+    assert 'aria-invalid="true"' in title.group(0) and "autofocus" in title.group(0)
+    assert 'aria-describedby="edit-title-error"' in title.group(0)
+    assert re.search(r'<span class="field-error" id="edit-title-error">title: must be at most 300', html)
+    assert '<details class="panel" id="edit" open>' in html
+    assert "Kept text." in html  # what was typed is kept

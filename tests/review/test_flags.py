@@ -127,7 +127,8 @@ def test_bulk_merge_with_a_flagged_entry_merges_nothing_without_confirmation(lea
     response = lead.post(BULK, {"action": "merge", "ids": [plain.pk, odd.pk], "next": INBOX}, follow=True)
     assert statuses(plain, odd) == [EntryStatus.PENDING, EntryStatus.PENDING]
     html = response.content.decode()
-    assert f"#{odd.pk} odd (instruction-like)" in html
+    # Said once, in the question above the list, which names each flagged entry and why.
+    assert f"#{odd.pk} odd</a>: instruction-like" in html and "second confirmation" not in html
     assert response.context["confirm"]["ids"] == [plain.pk, odd.pk]
     assert 'name="confirm_flagged" value="1"' in html
     # The question is asked once: the next visit to the inbox shows no confirmation.
@@ -158,7 +159,9 @@ def test_bulk_merge_over_htmx_asks_again_in_the_list(lead, project):
     html = response.content.decode()
     assert response.status_code == 200
     assert html.lstrip().startswith('<div id="inbox-list">')
-    assert "Nothing merged: flagged entries need a second confirmation." in html
+    # Said once, by the question above the list: no message repeats its list of flagged entries.
+    assert "Nothing was merged: 1 of the 2 selected entries are flagged." in html
+    assert "second confirmation" not in html
     assert 'name="confirm_flagged" value="1"' in html and f'name="ids" value="{odd.pk}"' in html
     assert statuses(plain, odd) == [EntryStatus.PENDING, EntryStatus.PENDING]
 
@@ -168,7 +171,7 @@ def test_bulk_merge_over_htmx_with_confirmation_merges(lead, project):
     response = lead.post(
         BULK, {"action": "merge", "ids": [odd.pk], "confirm_flagged": "1"}, headers={"HX-Request": "true"}
     )
-    assert "1 entry merged." in response.content.decode()
+    assert f"Merged #{odd.pk} " in response.content.decode()
     assert statuses(odd) == [EntryStatus.MERGED]
 
 

@@ -32,7 +32,12 @@ def test_edit_with_an_empty_title_is_refused_in_the_form_and_keeps_what_was_type
     )
     html = response.content.decode()
     assert response.status_code == 400
-    assert '<p class="message error">title: must not be empty</p>' in html
+    # The error is beside the field it is about, which says so and takes the focus; no banner repeats it.
+    assert (
+        'value="   " aria-invalid="true" aria-describedby="edit-title-error" autofocus></label>'
+        '<span class="field-error" id="edit-title-error">title: must not be empty</span>'
+    ) in html
+    assert '<p class="message error">' not in html
     assert '<details class="panel" id="edit" open>' in html
     assert "Typed &lt;i&gt;content&lt;/i&gt;.</textarea>" in html and ">Kept.</textarea>" in html
     untouched(decision)
@@ -56,21 +61,28 @@ def test_edit_with_a_nul_character_is_refused_in_the_service_words(lead, project
     untouched(decision)
 
 
-def test_supersede_by_an_unknown_decision_is_refused_with_a_message(lead, project, decision):
+def test_supersede_by_an_unknown_decision_is_refused_beside_the_choice(lead, project, decision):
     response = lead.post(
         decision_url("decision_supersede", decision), {"mode": "existing", "superseded_by": "999999"}
     )
-    assert response.status_code == 302 and response["Location"] == decision_url("decision", decision)
-    html = lead.get(response["Location"]).content.decode()
-    assert '<p class="message error">superseded_by_id: no decision 999999 in project alpha</p>' in html
+    html = response.content.decode()
+    assert response.status_code == 400
+    assert '<details class="panel" id="supersede" open>' in html
+    assert (
+        '<p class="message error form-error" id="supersede-errors" role="alert">'
+        "superseded_by_id: no decision 999999 in project alpha</p>"
+    ) in html
+    assert '<select name="superseded_by" required aria-describedby="supersede-errors" autofocus>' in html
     untouched(decision)
 
 
 @pytest.mark.parametrize("value", ["abc", "0", "-3", "9" * 40, "1.5"])
-def test_supersede_by_something_that_is_no_id_is_refused_with_a_message(lead, project, decision, value):
-    response = lead.post(decision_url("decision_supersede", decision), {"superseded_by": value}, follow=True)
-    assert response.status_code == 200
-    assert b"message error" in response.content
+def test_supersede_by_something_that_is_no_id_is_refused_beside_the_choice(lead, project, decision, value):
+    response = lead.post(decision_url("decision_supersede", decision), {"superseded_by": value})
+    html = response.content.decode()
+    assert response.status_code == 400
+    assert 'aria-invalid="true" aria-describedby="supersede-superseded_by-error" autofocus>' in html
+    assert '<span class="field-error" id="supersede-superseded_by-error">' in html
     untouched(decision)
 
 
@@ -94,7 +106,14 @@ def test_a_replacement_the_service_refuses_is_shown_again_with_its_reason(lead, 
     )
     html = response.content.decode()
     assert response.status_code == 400
-    assert f"cannot supersede decision {decision.pk}: it is archived, not active" in html
+    assert (
+        '<p class="message error form-error" id="replacement-errors" role="alert">'
+        f"cannot supersede decision {decision.pk}: it is archived, not active</p>"
+    ) in html
+    # The replacement as typed is still there, its first field focused and described by the reason.
+    assert ">Typed here.</textarea>" in html
+    assert '<select name="type" aria-describedby="replacement-errors" autofocus>' in html
+    assert "Archive this decision" not in html
     assert not Decision.objects.filter(title="Replacement").exists()
 
 
@@ -106,7 +125,8 @@ def test_record_a_decision_refused_keeps_what_was_typed_on_the_list(lead, projec
     html = response.content.decode()
     assert response.status_code == 400
     assert '<details class="panel" id="record" open>' in html
-    assert "title: must not be empty" in html
+    assert '<span class="field-error" id="record-title-error">title: must not be empty</span>' in html
+    assert 'aria-describedby="record-title-error" autofocus' in html
     assert "Written &lt;b&gt;carefully&lt;/b&gt;.</textarea>" in html and 'value="Bob"' in html
     assert not Decision.objects.exists()
 

@@ -84,3 +84,42 @@ def test_earlier_runs_are_listed_with_their_reports(lead, project):
     html = lead.get(MIRROR).content.decode()
     assert "Earlier runs" in html and "146 decisions adopted" in html
     assert "backed up: 0" in html and "backed_up" not in html
+
+
+def export(project, trigger="background", ok=True):
+    return MirrorRun.objects.create(
+        project=project, kind="export", trigger=trigger, ok=ok, counts={"written": 1}
+    )
+
+
+def test_background_runs_in_a_row_are_one_line_with_their_count(lead, project):
+    by_hand = export(project, trigger="dashboard")
+    for _ in range(3):
+        export(project)
+    failed = export(project, ok=False)
+    series = [export(project) for _ in range(4)]  # the newest is the last export, shown above the list
+    lines = lead.get(MIRROR).context["earlier"]
+    assert [(line.run.pk, line.more) for line in lines] == [
+        (series[-2].pk, 2),
+        (failed.pk, 0),
+        (failed.pk - 1, 2),
+        (by_hand.pk, 0),
+    ]
+    assert lines[0].since == series[0].created_at
+    html = lead.get(MIRROR).content.decode()
+    assert html.count('<details class="run">') == 4
+    assert "and 2 earlier background exports, all succeeded" in html
+
+
+def test_the_earlier_runs_cost_the_same_queries_however_many_background_runs(
+    lead, project, django_assert_num_queries
+):
+    for _ in range(3):
+        export(project)
+    lead.get(MIRROR)  # the session is read once
+    with django_assert_num_queries(9) as few:
+        lead.get(MIRROR)
+    for _ in range(200):
+        export(project)
+    with django_assert_num_queries(len(few.captured_queries)):
+        lead.get(MIRROR)

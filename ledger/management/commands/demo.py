@@ -12,10 +12,10 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.core.management.base import BaseCommand, CommandParser
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import transaction
 
-from ledger import services
+from ledger import context, services
 from ledger.models import MemberRole, Membership, Project
 
 DEMO_SLUG = "demo"
@@ -141,6 +141,13 @@ MEMORIES = [
 ]
 
 
+RUN_ID = "run-2026-11-21"
+TOLD = [
+    ("Alice", "Add retries to the HTTP client's token refresh"),
+    ("Bob", "Review the migration that adds the session token index"),
+]
+
+
 class Command(BaseCommand):
     help = "Create the demo project, its ledger, a coordinator login and API tokens (used by `make run`)."
 
@@ -230,7 +237,7 @@ class Command(BaseCommand):
                 title=title,
                 content=content,
                 rationale=rationale,
-                run_id="run-2026-11-21",
+                run_id=RUN_ID,
             )
         for agent, type_, importance, content, tags in MEMORIES:
             services.memory_record(
@@ -249,6 +256,12 @@ class Command(BaseCommand):
             summary="Reviewing last night's proposals on session tokens.",
             by="Alice",
         )
+        # What two agents were told at the start of their runs, recorded as an agent's context
+        # request with a run id is, so "Told" shows them from the start.
+        for agent, task in TOLD:
+            compiled = context.compile(project, agent, run_id=RUN_ID, task=task)
+            if compiled.compilation_id is None:
+                raise CommandError(f"the demo context for {agent} was not recorded: {compiled.error}")
 
     def _user(self, username: str, password: str, project: Project, role: str) -> Any:
         user_model = get_user_model()

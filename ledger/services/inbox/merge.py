@@ -118,6 +118,10 @@ class ChangedSinceRead(Conflict):
             f"entry {entry.slug!r} changed since you read it: last changed by {who} at {when}. "
             "Nothing was merged: read it again, then merge the version you read"
         )
+        # Who changed it and when, for a page to say in its own words.
+        self.edited_by: str | None = last
+        self.agent_name = entry.agent.name
+        self.changed_at = entry.updated_at
         # Not the new version: it is had by reading the entry again, with its new text.
         self.details = [
             {

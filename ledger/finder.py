@@ -34,15 +34,14 @@ import re
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, TypeVar
+from typing import Any
 
-from django.db.models import Model, QuerySet
+from django.utils import timezone
 
 from ledger import selectors, visibility
 from ledger.lifecycle import live
 from ledger.models import (
     Agent,
-    AgentMemory,
     Decision,
     DecisionStatus,
     EntryStatus,
@@ -53,10 +52,8 @@ from ledger.models import (
     Session,
     Source,
 )
-from ledger.search import EXCERPT_SCAN, SCORE, Matcher, excerpt, search
+from ledger.search import EXCERPT_SCAN, SCORE, Matcher, best, excerpt
 from ledger.services import NotFound, invalid
-
-M = TypeVar("M", bound=Model)
 
 DECISION, MEMORY, EPISODE, SUMMARY, ENTRY = "decision", "memory", "episode", "summary", "entry"
 # Every kind of row a search finds, in the order equal scores are given.
@@ -169,34 +166,35 @@ def first_line(text: str) -> str:
 # The rows of each kind the reader may see, best first
 
 
-def _best(rows: QuerySet[M], q: str, count: int) -> list[M]:
-    """The `count` rows of `rows` that best match `q`, each with its text score (`SCORE`)."""
-    return list(search(rows, q)[:count])
+def _score(row: dict[str, Any]) -> float:
+    return float(row[SCORE] or 0.0)
 
 
 def _decisions(project: Project, q: str, count: int, inactive: bool) -> list[_Row]:
-    rows = Decision.objects.filter(project=project).select_related("agent")
+    rows = Decision.objects.filter(project=project)
     if not inactive:
         rows = rows.filter(status=DecisionStatus.ACTIVE)
-    rows = rows.only("id", "title", "content", "rationale", "status", "created_at", "agent__name")
+    fields = ("id", "title", "content", "rationale", "status", "created_at", "agent__name")
     return [
         _Row(
             kind=DECISION,
-            id=d.pk,
-            fields={"title": d.title, "content": d.content, "rationale": d.rationale},
-            title=_cut(" ".join(d.title.split()), TITLE_LENGTH),
-            status=d.status,
-            agent=d.agent.name,
-            created_at=d.created_at,
+            id=d["id"],
+            fields={"title": d["title"], "content": d["content"], "rationale": d["rationale"]},
+            title=_cut(" ".join(d["title"].split()), TITLE_LENGTH),
+            status=d["status"],
+            agent=d["agent__name"],
+            created_at=d["created_at"],
             text_score=_score(d),
-            inactive=d.status != DecisionStatus.ACTIVE,
+            inactive=d["status"] != DecisionStatus.ACTIVE,
         )
-        for d in _best(rows, q, count)
+        for d in best(rows, q, count, fields)
     ]
 
 
-def _memory_status(memory: AgentMemory) -> str:
-    return "expired" if memory.status == MemoryStatus.ACTIVE and memory.expired else memory.status
+def _memory_status(status: str, expires_at: datetime | None, now: datetime) -> str:
+    """A memory's status, `expired` for an active one past its time (`AgentMemory.expired`)."""
+    expired = expires_at is not None and expires_at <= now
+    return "expired" if status == MemoryStatus.ACTIVE and expired else status
 
 
 def _memories(
@@ -211,7 +209,7 @@ def _memories(
         rows = rows.exclude(source=Source.SESSION_SUMMARY)
     if not inactive:
         rows = rows.filter(live())
-    rows = rows.only(
+    fields = (
         "id",
         "content",
         "tags",
@@ -224,29 +222,30 @@ def _memories(
         "agent__name",
     )
     found = []
+    now = timezone.now()
     # Memories and summaries share one index and one order: the best `count` of both are enough.
-    for m in _best(rows, q, count):
-        status = _memory_status(m)
-        summary = m.source == Source.SESSION_SUMMARY
+    for m in best(rows, q, count, fields):
+        status = _memory_status(m["status"], m["expires_at"], now)
+        summary = m["source"] == Source.SESSION_SUMMARY
         if summary:
-            fields = {"summary": m.content}
-            writer = m.injected_by or m.agent.name
+            fields_shown = {"summary": m["content"]}
+            writer = m["injected_by"] or m["agent__name"]
             status = "ended" if status == MemoryStatus.ACTIVE else status
         else:
-            fields = {"content": m.content, "tags": ", ".join(m.tags)}
-            writer = m.agent.name
+            fields_shown = {"content": m["content"], "tags": ", ".join(m["tags"])}
+            writer = m["agent__name"]
         found.append(
             _Row(
                 kind=SUMMARY if summary else MEMORY,
-                id=m.pk,
-                fields=fields,
-                title=first_line(m.content),
+                id=m["id"],
+                fields=fields_shown,
+                title=first_line(m["content"]),
                 status=status,
                 agent=writer,
-                created_at=m.created_at,
+                created_at=m["created_at"],
                 text_score=_score(m),
                 inactive=status not in (MemoryStatus.ACTIVE, "ended"),
-                session_id=m.session_id if summary else "",
+                session_id=m["session_id"] if summary else "",
                 table=MEMORY,
             )
         )
@@ -255,72 +254,92 @@ def _memories(
 
 def _open_summary(project: Project, matcher: Matcher) -> list[_Row]:
     """The open session's summary when it holds a word of the query: it is in no index."""
-    session = Session.objects.filter(project=project, ended_at__isnull=True).first()
-    if session is None or not session.summary.strip() or not matcher.found(session.summary[:EXCERPT_SCAN]):
+    session = (
+        Session.objects.filter(project=project, ended_at__isnull=True)
+        .values("session_id", "summary", "summary_by", "started_at")
+        .first()
+    )
+    if session is None:
+        return []
+    summary = session["summary"]
+    if not summary.strip() or not matcher.found(summary[:EXCERPT_SCAN]):
         return []
     return [
         _Row(
             kind=SUMMARY,
             id=OPEN_SUMMARY_ID,
-            fields={"summary": session.summary},
-            title=first_line(session.summary),
+            fields={"summary": summary},
+            title=first_line(summary),
             status="open",
-            agent=", ".join(session.summary_by),
-            created_at=session.started_at,
+            agent=", ".join(session["summary_by"]),
+            created_at=session["started_at"],
             text_score=None,
-            session_id=session.session_id,
+            session_id=session["session_id"],
         )
     ]
 
 
 def _episodes(project: Project, viewer: Agent | None, q: str, count: int) -> list[_Row]:
-    rows = Episode.objects.filter(project=project).select_related("agent")
+    rows = Episode.objects.filter(project=project)
     if viewer is not None:
         rows = rows.filter(agent=viewer)
+    fields = (
+        "id",
+        "tried",
+        "difficulties",
+        "feedback",
+        "files",
+        "outcome",
+        "created_at",
+        "run_id",
+        "agent__name",
+    )
     return [
         _Row(
             kind=EPISODE,
-            id=e.pk,
+            id=e["id"],
             fields={
-                "tried": e.tried,
-                "difficulties": e.difficulties,
-                "feedback": e.feedback,
-                "files": " ".join(e.files),
+                "tried": e["tried"],
+                "difficulties": e["difficulties"],
+                "feedback": e["feedback"],
+                "files": " ".join(e["files"]),
             },
-            title=first_line(e.tried),
-            status=e.outcome,
-            agent=e.agent.name,
-            created_at=e.created_at,
+            title=first_line(e["tried"]),
+            status=e["outcome"],
+            agent=e["agent__name"],
+            created_at=e["created_at"],
             text_score=_score(e),
-            run_id=e.run_id,
+            run_id=e["run_id"],
         )
-        for e in _best(rows, q, count)
+        for e in best(rows, q, count, fields)
     ]
 
 
 def _entries(project: Project, viewer: Agent | None, q: str, count: int, inactive: bool) -> list[_Row]:
-    rows = InboxEntry.objects.filter(project=project).select_related("agent")
+    rows = InboxEntry.objects.filter(project=project)
     if not inactive:
         rows = rows.filter(status=EntryStatus.PENDING)
     rows = visibility.entries_visible_to(rows, viewer)
+    fields = ("id", "title", "slug", "content", "rationale", "status", "created_at", "agent__name")
     return [
         _Row(
             kind=ENTRY,
-            id=e.pk,
-            fields={"title": e.title, "slug": e.slug, "content": e.content, "rationale": e.rationale},
-            title=_cut(" ".join(e.title.split()), TITLE_LENGTH) or first_line(e.content),
-            status=e.status,
-            agent=e.agent.name,
-            created_at=e.created_at,
+            id=e["id"],
+            fields={
+                "title": e["title"],
+                "slug": e["slug"],
+                "content": e["content"],
+                "rationale": e["rationale"],
+            },
+            title=_cut(" ".join(e["title"].split()), TITLE_LENGTH) or first_line(e["content"]),
+            status=e["status"],
+            agent=e["agent__name"],
+            created_at=e["created_at"],
             text_score=_score(e),
-            inactive=e.status != EntryStatus.PENDING,
+            inactive=e["status"] != EntryStatus.PENDING,
         )
-        for e in _best(rows, q, count)
+        for e in best(rows, q, count, fields)
     ]
-
-
-def _score(row: Any) -> float:
-    return float(getattr(row, SCORE, 0.0) or 0.0)
 
 
 # ---------------------------------------------------------------------------------------------

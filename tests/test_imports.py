@@ -30,6 +30,9 @@ LAYERS: list[tuple[str, ...]] = [
         "ledger.lifecycle",
         "ledger.selectors",
         "ledger.search",
+        "ledger.search_words",
+        "ledger.search_sql",
+        "ledger.search_text",
         "ledger.relevance",
         "ledger.filters",
         "ledger.visibility",
@@ -38,6 +41,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("ledger.services",),
     ("ledger.context", "ledger.finder", "ledger.mirror", "ledger.scribe"),
     ("ledger.tasks",),
+    ("ledger.actions",),
     ("ledger.api", "ledger.admin"),
     ("ledger.mcp",),
     ("ledger.management",),
@@ -163,20 +167,105 @@ def test_no_module_imports_a_higher_layer():
     assert upward == []
 
 
-# The ways in that share the API's frame (who is asking, the request shapes): the MCP tools and the
-# command serving them over stdio.
-API_PEERS = ("ledger.api", "ledger.mcp", "ledger.management.commands.mcp")
-
-
 def test_the_ledger_never_imports_the_dashboard_or_the_api():
+    """The API is one way in among three: the MCP tools, the command serving them and the dashboard
+    share what the API's routes use through `ledger.actions`, never through a route module."""
+
+    def forbidden(source: str, target: str) -> bool:
+        if source.startswith("ledger.api"):
+            return False
+        if source.startswith("ledger"):
+            return target.startswith(("review", "ledger.api"))
+        return source.startswith("review") and target.startswith("ledger.api")
+
     wrong = [
         f"{item.source}:{item.line} imports {item.target}"
         for item in project_imports()
-        if item.source.startswith("ledger")
-        and not item.source.startswith(API_PEERS)
-        and (item.target.startswith("review") or item.target.startswith("ledger.api"))
+        if forbidden(item.source, item.target)
     ]
     assert wrong == []
+
+
+# The ways in: each calls the ledger's operations through `ledger.actions`, which checks who is asking
+# and names the transport in the audit, never the functions underneath.
+TRANSPORTS = ("ledger.api", "ledger.mcp", "review")
+OPERATIONS = {
+    "ledger.services": {
+        "entry_submit",
+        "entry_merge",
+        "entry_merge_outcome",
+        "entry_reject",
+        "entry_resolve",
+        "entry_undo",
+        "entry_edit",
+        "memory_propose",
+        "decision_create",
+        "decision_update",
+        "decision_edit",
+        "decision_archive",
+        "decision_supersede",
+        "decisions_retype",
+        "memory_record",
+        "memory_store",
+        "memory_edit",
+        "memory_archive",
+        "memory_merge",
+        "memory_dismiss_similar",
+        "episode_record",
+        "session_start",
+        "session_update_current",
+    },
+    "ledger.context": {"compile"},
+    "ledger.scribe": {"scribe_run"},
+    "ledger.mirror": {"run_and_record"},
+}
+
+
+def operations_called(name: str, path: Path) -> list[str]:
+    """The operations of `OPERATIONS` module `name` reaches: `services.entry_merge(...)` after
+    `from ledger import services`, or a name imported from a module (or a module inside it)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    aliases: dict[str, str] = {}  # local name -> the module of OPERATIONS it stands for
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module:
+            for alias in node.names:
+                whole = f"{node.module}.{alias.name}"
+                if whole in OPERATIONS:
+                    aliases[alias.asname or alias.name] = whole
+                owner = next(
+                    (m for m in OPERATIONS if node.module == m or node.module.startswith(m + ".")), None
+                )
+                if owner is not None and alias.name in OPERATIONS[owner]:
+                    found.append(f"{name}:{node.lineno} imports {owner}.{alias.name}")
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+            owner = aliases.get(node.value.id)
+            if owner is not None and node.attr in OPERATIONS[owner]:
+                found.append(f"{name}:{node.lineno} calls {owner}.{node.attr}")
+    return found
+
+
+def test_the_ways_in_act_through_the_action_layer():
+    direct = [
+        line
+        for name, path in sorted(project_modules().items())
+        if name.startswith(TRANSPORTS)
+        for line in operations_called(name, path)
+    ]
+    assert direct == []
+
+
+def test_the_operation_finder_sees_both_spellings(tmp_path):
+    source = tmp_path / "view.py"
+    source.write_text(
+        "from ledger import services\nfrom ledger.services.inbox.merge import entry_merge\n\n"
+        "def f():\n    services.entry_reject()\n    services.invalid()\n"
+    )
+    assert operations_called("review.views.x", source) == [
+        "review.views.x:2 imports ledger.services.entry_merge",
+        "review.views.x:5 calls ledger.services.entry_reject",
+    ]
 
 
 def test_no_imports_inside_functions_without_a_reason():
@@ -240,6 +329,24 @@ def import_graph() -> dict[str, set[str]]:
 def test_there_is_no_import_cycle():
     cycles = [group for group in strongly_connected(import_graph()) if len(group) > 1]
     assert cycles == []
+
+
+# One concept per module: a module this long holds several, and is split by concept.
+MAX_MODULE_LINES = 600
+LONG_MODULES_ALLOWED = {
+    "ledger.models": "one concept: the ledger's tables, each with its constraints and indexes",
+}
+
+
+def test_no_module_is_longer_than_600_lines():
+    long = [
+        f"{name}: {lines} lines"
+        for name, path in sorted(project_modules().items())
+        if "migrations" not in name.split(".")
+        and name not in LONG_MODULES_ALLOWED
+        and (lines := len(path.read_text(encoding="utf-8").splitlines())) > MAX_MODULE_LINES
+    ]
+    assert not long, f"over {MAX_MODULE_LINES} lines: {'; '.join(long)}"
 
 
 @pytest.mark.parametrize(

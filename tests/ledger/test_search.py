@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from django.db import connection
 
-from ledger import search, services
-from ledger.models import AgentMemory, Decision, InboxEntry
+from ledger import search, search_sql, services, visibility
+from ledger.models import Agent, AgentMemory, Decision, InboxEntry
 
 pytestmark = pytest.mark.django_db
 
@@ -62,7 +62,7 @@ def test_without_the_boost_bm25_prefers_the_word_said_often(project, monkeypatch
     decide(project, "Test runs in CI", "A failing test goes to the quarantine list until someone fixes it.")
     for i in range(6):
         decide(project, f"Rule {i}", "Tests run on Tuesdays.")
-    monkeypatch.setattr(search, "ALL_WORDS_BOOST", 1.0)
+    monkeypatch.setattr(search_sql, "ALL_WORDS_BOOST", 1.0)
     assert found("quarantine tests", Decision)[:2] == ["Quarantine", "Test runs in CI"]
 
 
@@ -74,7 +74,7 @@ def test_the_boost_multiplies_only_the_rows_holding_every_word(project, monkeypa
         return {m.pk: m.search_rank for m in search.search(AgentMemory.objects.all(), "payment webhook")}
 
     boosted = scores()
-    monkeypatch.setattr(search, "ALL_WORDS_BOOST", 1.0)
+    monkeypatch.setattr(search_sql, "ALL_WORDS_BOOST", 1.0)
     plain = scores()
     assert boosted[both.pk] == pytest.approx(3.0 * plain[both.pk])
     assert boosted[one.pk] == pytest.approx(plain[one.pk])
@@ -379,6 +379,66 @@ def test_a_search_ranks_only_the_newest_matching_memories(project, monkeypatch):
     assert old.pk not in {m.pk for m in search.search(AgentMemory.objects.all(), "webhook")}
     monkeypatch.setattr(search, "RANKED_MEMORIES", 10)
     assert search.search(AgentMemory.objects.all(), "webhook")[0].pk == old.pk
+
+
+@pytest.mark.parametrize("ranked", [3, 10])
+def test_a_paged_search_reads_the_newest_matches_once_and_finds_what_search_finds(
+    project, monkeypatch, django_assert_num_queries, ranked
+):
+    monkeypatch.setattr(search, "RANKED_MEMORIES", ranked)
+    remember(project, "webhook webhook webhook")
+    for i in range(4):
+        remember(project, f"note {i} about the webhook")
+        remember(project, f"note {i} about the webhook, Dallas's", agent="Dallas")
+    remember(project, "Invoices are sent monthly")
+    for rows in (
+        AgentMemory.objects.filter(project=project),
+        visibility.memories_visible_to(project, Agent.objects.get(project=project, name="Alice")),
+    ):
+        expected = [(m.pk, m.search_rank) for m in search.search(rows, "webhook")]
+        assert len(expected) == min(ranked, rows.count() - 1)
+        paged = search.search(rows, "webhook", paged=True)  # which are the newest is read here
+        with django_assert_num_queries(2):
+            assert paged.count() == len(expected)
+            assert [(m.pk, m.search_rank) for m in paged[:20]] == expected
+
+
+MEMORY_VALUES = ("id", "content", "tags", "created_at", "expires_at", "agent__name")
+
+
+def test_best_reads_the_newest_matching_memories_as_search_ranks_them(project, monkeypatch):
+    monkeypatch.setattr(search, "RANKED_MEMORIES", 3)
+    remember(project, "webhook webhook webhook")  # the best match, but older than the three newest
+    for i in range(4):
+        remember(project, f"note {i} about the webhook", tags=["ops"] if i % 2 else [])
+    remember(project, "Invoices are sent monthly")
+    rows = AgentMemory.objects.filter(project=project)
+    ranked = list(search.search(rows, "webhook").values(*MEMORY_VALUES, search.SCORE))
+    assert len(ranked) == 3 and "webhook webhook webhook" not in {row["content"] for row in ranked}
+    assert search.best(rows, "webhook", 10, MEMORY_VALUES) == ranked
+    assert search.best(rows, "webhook", 2, MEMORY_VALUES) == ranked[:2]
+    assert search.best(rows, "the", 10, MEMORY_VALUES) == []
+
+
+def test_best_reads_only_what_the_reader_may_see(project):
+    remember(project, "Dallas: the webhook keys are in the vault", agent="Dallas")
+    remember(project, "Dallas shares: webhook keys expire yearly", agent="Dallas", tags=["cross-team"])
+    mine = remember(project, "Ripley: webhook retries back off", agent="Ripley")
+    ripley = visibility.memories_visible_to(project, Agent.objects.get(project=project, name="Ripley"))
+    found = search.best(ripley, "webhook keys", 10, MEMORY_VALUES)
+    assert found == list(search.search(ripley, "webhook keys").values(*MEMORY_VALUES, search.SCORE))
+    assert {row["content"] for row in found} == {"Dallas shares: webhook keys expire yearly", mine.content}
+
+
+def test_best_reads_the_best_decisions_in_searchs_order(project):
+    for i in range(6):
+        decide(project, f"Retry rule {i}", "Retries back off." + " Then wait." * i)
+    decide(project, "Invoices", "Sent monthly, retried once.")
+    rows = Decision.objects.filter(project=project)
+    fields = ("id", "title", "content", "status", "created_at", "agent__name")
+    ranked = list(search.search(rows, "retry rule").values(*fields, search.SCORE))
+    assert len(ranked) == 7
+    assert search.best(rows, "retry rule", 4, fields) == ranked[:4]
 
 
 def test_terms_are_words_without_stop_words():

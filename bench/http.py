@@ -40,7 +40,8 @@ APP = "config.asgi:application"
 
 
 def server_command(server: str, port: int, workers: int) -> list[str]:
-    """The production command (granian), or a server it was chosen against (docs/configuration.md "Production server")."""
+    """The production command (granian), or a server it was chosen against (docs/configuration.md
+    "Production server")."""
     bind = f"{HOST}:{port}"
     gunicorn = [sys.executable, "-m", "gunicorn", APP, f"--workers={workers}", f"--bind={bind}"]
     if server == "production":

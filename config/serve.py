@@ -16,9 +16,9 @@ import sys
 from django.core.exceptions import ImproperlyConfigured
 
 APPLICATION = "config.asgi:application"
-# Granian (docs/configuration.md "Production server" has the figures that chose it): on HUP it replaces the workers one at
-# a time, each old one finishing its requests; a worker that dies is started again; one that will not
-# stop within KILL_TIMEOUT seconds is killed.
+# Granian (docs/configuration.md "Production server" has the figures that chose it): on HUP it replaces
+# the workers one at a time, each old one finishing its requests; a worker that dies is started again;
+# one that will not stop within KILL_TIMEOUT seconds is killed.
 KILL_TIMEOUT = 30
 
 
@@ -66,7 +66,8 @@ def main(args: list[str] | None = None) -> None:
     options = parser.parse_args(args)
     if options.workers < 1:
         parser.error("--workers must be 1 or more")
-    # The workers keep their PostgreSQL connections in a pool between requests (docs/configuration.md "Production server").
+    # The workers keep their PostgreSQL connections in a pool between requests (docs/configuration.md
+    # "Production server").
     os.environ.setdefault("DATABASE_POOL", "true")
     problem = check_settings()
     if problem:

@@ -22,8 +22,8 @@ from django.utils import timezone
 from mcp_types import CallToolResult
 
 from ledger import context, services
-from ledger.api import api
 from ledger.actions.frame import Caller
+from ledger.api import api
 from ledger.mcp.server import build_server
 from ledger.models import (
     AgentMemory,

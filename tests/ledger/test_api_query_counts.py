@@ -7,11 +7,12 @@ import pytest
 from ledger import services
 
 # The token (with its project and agent), the total, the page; for decisions also the replaced ids and
-# the revisions (the agent and the source entry are joined).
+# the revisions (the agent and the source entry are joined); for a text search also the newest matches,
+# read once for the total and the page (`ledger.search`).
 LISTS = [
     ("/decisions/inbox", {"status": "all"}, 3),
     ("/decisions", {"agent": "alice"}, 5),
-    ("/memory", {"tags": "ops,db", "q": "note"}, 3),
+    ("/memory", {"tags": "ops,db", "q": "note"}, 4),
     ("/agents/alice/memory", {"type": "learning"}, 3),
     ("/sessions", {}, 3),
 ]

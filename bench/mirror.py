@@ -8,25 +8,31 @@ files in every shape) is imported into an empty project, exported (no byte chang
 after Squad's Scribe appends a block.
 
 Then seeds 10,000 decisions, 5,000 pending entries and 20,000 memories, and times a first export into an
-empty workspace, a re-export with nothing changed, an import of the 5,000 exported inbox files (all
-unchanged), and an import of 1,000 new hand-written files.
+empty workspace, a re-export with nothing changed, an export after each of a few single writes (an entry
+submitted, a memory recorded, a pattern recorded, an entry merged into a decision, a decision superseded,
+an entry rejected, the session's focus changed), a full re-export (the repair, `export_ledger --full`),
+an import of the 5,000 exported inbox files (all unchanged), and an import of 1,000 new hand-written
+files. Each export's time is what the background export after a write takes.
 """
 
 from __future__ import annotations
 
 import atexit
+import os
 import random
 import shutil
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from _setup import memory_row, parse_args, setup_django
 
 WORDS = "cache retry index token budget schema lock queue deploy review merge agent session".split()  # noqa: SIM905
 
 
-def seed(workspace: Path) -> object:
+def seed(workspace: Path) -> Any:
     from ledger import services
     from ledger.blocks import decision_block
     from ledger.models import Agent, AgentMemory, Decision, InboxEntry
@@ -88,11 +94,68 @@ def seed(workspace: Path) -> object:
     return project
 
 
+def _took(seconds: float) -> str:
+    return f"{seconds * 1000:6.0f} ms" if seconds < 1 else f"{seconds:6.2f} s "
+
+
 def timed(label: str, action):  # type: ignore[no-untyped-def]
-    started = time.perf_counter()
+    """Run `action`, print its wall time and this process's CPU time (the database server's, for
+    PostgreSQL, is not in it), and what it did."""
+    started, cpu = time.perf_counter(), time.process_time()
     result = action()
-    print(f"{label:<38} {time.perf_counter() - started:7.2f} s   {result.summary()}")
+    took, spent = time.perf_counter() - started, time.process_time() - cpu
+    print(f"{label:<48} {_took(took)} (cpu {_took(spent)})   {result.summary()}")
     return result
+
+
+def one_writes(project: Any) -> list[tuple[str, Callable[[], object]]]:
+    """Single writes as agents and coordinators make them, each followed by the export it queues."""
+    from ledger import services
+    from ledger.models import Decision, EntryStatus, InboxEntry
+
+    pending = InboxEntry.objects.filter(project=project, status=EntryStatus.PENDING)
+    boundary = pending.filter(type="architectural").order_by("pk").first()
+    other = pending.order_by("-pk").first()
+    active = Decision.objects.filter(project=project, status="active").order_by("pk")
+    old, new = active[0], active[1]
+    assert boundary is not None and other is not None
+    return [
+        (
+            "an entry submitted",
+            lambda: services.entry_submit(
+                project=project, agent_name="Agent 3", slug="bench-new", type="scope", content="New."
+            ),
+        ),
+        (
+            "a memory recorded",
+            lambda: services.memory_record(
+                project=project, agent_name="Agent 4", type="learning", content="Bench learning."
+            ),
+        ),
+        (
+            "a pattern recorded",
+            lambda: services.memory_record(
+                project=project, agent_name="Agent 5", type="pattern", content="Bench pattern."
+            ),
+        ),
+        (
+            "an entry merged into a decision",
+            lambda: services.entry_merge(
+                project=project, entry_id=boundary.pk, by="lead", keep_both=True, confirm_flagged=True
+            ),
+        ),
+        (
+            "a decision superseded",
+            lambda: services.decision_supersede(
+                project=project, decision_id=old.pk, superseded_by_id=new.pk, by="lead"
+            ),
+        ),
+        ("an entry rejected", lambda: services.entry_reject(project=project, entry_id=other.pk, by="lead")),
+        (
+            "the session's focus changed",
+            lambda: services.session_update_current(project=project, focus_area="Bench focus"),
+        ),
+    ]
 
 
 def adoption(engine: str) -> None:
@@ -121,6 +184,7 @@ def adoption(engine: str) -> None:
 def main() -> None:
     args = parse_args(__doc__.splitlines()[0])
     engine = setup_django(args.database_url, "mirror")
+    print("load average (1, 5, 15 min): " + ", ".join(f"{n:.2f}" for n in os.getloadavg()))
     from ledger import mirror
 
     adoption(engine)
@@ -131,6 +195,11 @@ def main() -> None:
     print(f"{engine}: 10,000 decisions, 5,000 pending entries, 20,000 memories -> {workspace}")
     timed("first export", lambda: mirror.export_project(project))
     timed("re-export, nothing changed", lambda: mirror.export_project(project))
+    timed("re-export, nothing changed (again)", lambda: mirror.export_project(project))
+    for label, write in one_writes(project):
+        write()
+        timed(f"export after one write: {label}", lambda: mirror.export_project(project))
+    timed("full re-export (the repair), nothing changed", lambda: mirror.export_project(project, full=True))
     timed("import of 5,000 exported files", lambda: mirror.import_project(project))
     inbox = workspace / ".squad/decisions/inbox"
     for i in range(1_000):

@@ -712,6 +712,14 @@ class MirrorFile(models.Model):
     agent = models.ForeignKey(
         Agent, null=True, blank=True, on_delete=models.PROTECT, related_name="mirror_files"
     )
+    # What the file was rendered from at the export that last wrote or checked it (`ledger.mirror.inputs`),
+    # and what the workspace showed of it then (size, modification time, inode): an export whose inputs
+    # and file are both as recorded leaves the path alone. Blank: render it again.
+    inputs = models.CharField(max_length=64, blank=True)
+    seen = models.CharField(max_length=100, blank=True)
+    # Where each row's text stands in the file Canon last wrote (`ledger.mirror.pieces`), so that the rows
+    # that did not change are not rendered again: {"sha256": …, "rows": {"decision:12": [stamp, start, end]}}.
+    pieces = models.JSONField(default=dict, blank=True)
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
@@ -743,9 +751,35 @@ class MirrorState(models.Model):
     )
     holder = models.CharField(max_length=64, blank=True)
     held_until = models.DateTimeField(null=True, blank=True)
+    # What the last export left (`ledger.mirror.changes`): the rendering code and the team folder it
+    # wrote with, and the kinds of file it must look at again whatever changed (one kept or failed).
+    exported = models.JSONField(default=dict, blank=True)
 
     def __str__(self) -> str:
         return f"mirror of {self.project_id}: {self.holder or 'free'}"
+
+
+class MirrorChange(models.Model):
+    """A row the files show was written since the project's last export: added by a trigger in the
+    database (migration 0019), in the write's own transaction, for every insert, update and delete of a
+    decision, memory, inbox entry or session of a project that has a workspace, and for the manifest
+    rows an import adopts or removes. The export reads them to render only what changed, and removes
+    those it read (`ledger.mirror.changes`)."""
+
+    # No constraint in the database: a trigger may add a row while a whole table is being emptied.
+    project = models.ForeignKey(
+        Project, on_delete=models.CASCADE, related_name="mirror_changes", db_constraint=False
+    )
+    # decision, memory, entry, session, file
+    kind = models.CharField(max_length=10)
+    row_id = models.BigIntegerField()
+
+    class Meta:
+        # The export reads a project's change rows, and removes them.
+        indexes = [models.Index(fields=["project", "kind"], name="ledger_mirrorchange_project")]
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.row_id} of {self.project_id}"
 
 
 class MirrorRequest(models.Model):

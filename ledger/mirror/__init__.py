@@ -9,7 +9,10 @@ first, keeping each line where it was, and renders it again in the team's own st
 - `squad`: Squad's formats, parsed losslessly and written in its style;
 - `manifest`: the workspace, the lease that keeps one process at a time on a project, and what Canon
   wrote or adopted at each path;
-- `adopt`: import; `render` and `export`: the ledger as files;
+- `adopt`: import; `render` and `export`: the ledger as files, at the cost of what changed: `changes`
+  (the rows written since the last export), `targets` and `partial` (the files they touch), `sources`
+  (the rows read light), `pieces` and `splice` (a file rendered again from the one Canon wrote),
+  `decided` (the team's inbox files a coordinator decided);
 - `runs`: recorded runs and the cron sync (the export after each write is a task: `ledger.tasks`).
 """
 

@@ -10,11 +10,13 @@ temporary file in the target's folder, written, synced, then renamed over the ta
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import errno
 import os
 import re
 import secrets
 import stat
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
@@ -27,6 +29,7 @@ __all__ = [
     "UnsafePath",
     "Workspace",
     "backup",
+    "seen",
 ]
 
 TEMP_PREFIX = ".canon."
@@ -123,8 +126,11 @@ def _kind_of(st: os.stat_result) -> str:
 
 
 def _temp_name(name: str) -> str:
-    """Return a fresh temporary name for `name`: `.canon.{name}.{8 random [a-z0-9_]}.tmp`."""
-    suffix = "".join(secrets.choice(_TEMP_ALPHABET) for _ in range(_TEMP_RANDOM_LENGTH))
+    """Return a fresh temporary name for `name`: `.canon.{name}.{8 random [a-z0-9_]}.tmp` (one read of
+    the system's random bytes)."""
+    suffix = "".join(
+        _TEMP_ALPHABET[byte % len(_TEMP_ALPHABET)] for byte in secrets.token_bytes(_TEMP_RANDOM_LENGTH)
+    )
     return f"{TEMP_PREFIX}{name[:_TEMP_NAME_MAX]}.{suffix}.tmp"
 
 
@@ -134,6 +140,31 @@ def _write_all(fd: int, data: bytes) -> None:
     while view:
         written = os.write(fd, view)
         view = view[written:]
+
+
+_BATCH_AT = 8  # from this many files on, `Workspace.write_many` syncs the file system once for all
+
+
+def seen(st: os.stat_result) -> str:
+    """What the workspace shows of a file without reading it: its size, modification time and inode. A
+    file replaced, edited or touched shows another."""
+    return f"{st.st_size}:{st.st_mtime_ns}:{st.st_ino}"
+
+
+try:
+    _SYNCFS: Callable[[int], int] | None = ctypes.CDLL(None, use_errno=True).syncfs
+except (OSError, AttributeError):
+    _SYNCFS = None
+
+
+def _sync_file_system(fd: int) -> None:
+    """Make every write to the file system that holds `fd` durable: syncfs(2) where the C library has it,
+    else sync(2)."""
+    if _SYNCFS is None:
+        os.sync()
+    elif _SYNCFS(fd) != 0:
+        error = ctypes.get_errno()
+        raise OSError(error, os.strerror(error))
 
 
 class Workspace:
@@ -270,8 +301,9 @@ class Workspace:
         finally:
             os.close(fd)
 
-    def write(self, relative: str, data: bytes) -> None:
-        """Replace (or create) the file `relative` with `data`, atomically.
+    def write(self, relative: str, data: bytes) -> str:
+        """Replace (or create) the file `relative` with `data`, atomically; return what `seen` says of the
+        new file.
 
         Missing folders are created (0o777 & ~umask). The temporary file is created with
         O_CREAT|O_EXCL|O_NOFOLLOW in the target's folder, written, given the permission bits of the
@@ -284,36 +316,110 @@ class Workspace:
         if dir_fd is None:  # a folder vanished between its creation and its opening
             raise FileNotFoundError(errno.ENOENT, "folder removed while written", relative)
         try:
+            temp, written = self._stage(dir_fd, name, relative, data, sync=True)
             try:
-                current = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
-            except FileNotFoundError:
-                mode = _NEW_FILE_MODE
-            else:
-                if not stat.S_ISREG(current.st_mode):
-                    raise UnsafePath(f"{relative!r} is {_kind_of(current)}, not a regular file")
-                mode = current.st_mode & 0o777
-            temp, fd = self._create_temp(dir_fd, name)
-            renamed = False
-            try:
-                try:
-                    _step("temp-created")
-                    _write_all(fd, data)
-                    _step("temp-written")
-                    os.fchmod(fd, mode)
-                    os.fsync(fd)
-                    _step("temp-synced")
-                finally:
-                    os.close(fd)
                 os.replace(temp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
-                renamed = True
-                _step("renamed")
-                os.fsync(dir_fd)
-            finally:
-                if not renamed:
-                    with contextlib.suppress(FileNotFoundError):
-                        os.unlink(temp, dir_fd=dir_fd)
+            except BaseException:
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(temp, dir_fd=dir_fd)
+                raise
+            _step("renamed")
+            os.fsync(dir_fd)
+            return written
         finally:
             os.close(dir_fd)
+
+    def write_many(self, items: list[tuple[str, bytes]]) -> dict[str, str | Exception]:
+        """`write` for many files, each atomically, with one sync of the file system for them all (from
+        `_BATCH_AT` files on) instead of one per file: every temporary file is written, then the file
+        system synced (`syncfs`), then each renamed over its target, then each folder synced once.
+
+        Returns, per path, what `seen` says of the new file, or the error (OSError, UnsafePath) that kept
+        it from being written; the others go on. An exception raised otherwise (a `_step` hook) stops the
+        batch: the files renamed so far stay, the temporary files not yet renamed are removed.
+        """
+        batch = len(items) >= _BATCH_AT  # else each file is synced as `write` syncs it
+        results: dict[str, str | Exception] = {}
+        folders: dict[str, int | None] = {}
+        staged: list[tuple[str, int, str, str, str]] = []  # relative, dir_fd, name, temp, seen
+        done = 0  # how many of `staged` were renamed (or failed to be)
+        try:
+            for relative, data in items:
+                try:
+                    parent, _, name = relative.rpartition("/")
+                    if parent not in folders:
+                        folders[parent] = self._open_dir(_parts(parent, allow_root=True), create=True)
+                    dir_fd = folders[parent]
+                    if dir_fd is None:
+                        raise FileNotFoundError(errno.ENOENT, "folder removed while written", relative)
+                    _parts(relative)
+                    temp, written = self._stage(dir_fd, name, relative, data, sync=not batch)
+                except (OSError, UnsafePath) as exc:
+                    results[relative] = exc
+                    continue
+                staged.append((relative, dir_fd, name, temp, written))
+            if staged and batch:
+                try:
+                    _sync_file_system(staged[0][1])
+                except OSError as exc:
+                    for relative, *_ in staged:
+                        results[relative] = exc
+                    return results  # the temporary files are removed below
+            while done < len(staged):
+                relative, dir_fd, name, temp, written = staged[done]
+                if batch:
+                    _step("temp-synced")
+                done += 1
+                try:
+                    os.replace(temp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+                except OSError as exc:
+                    with contextlib.suppress(FileNotFoundError):
+                        os.unlink(temp, dir_fd=dir_fd)
+                    results[relative] = exc
+                    continue
+                results[relative] = written
+                _step("renamed")
+            for dir_fd in {fd for fd in folders.values() if fd is not None}:
+                os.fsync(dir_fd)
+        finally:
+            for _, dir_fd, _, temp, _ in staged[done:]:
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(temp, dir_fd=dir_fd)
+            for fd in folders.values():
+                if fd is not None:
+                    os.close(fd)
+        return results
+
+    def _stage(self, dir_fd: int, name: str, relative: str, data: bytes, *, sync: bool) -> tuple[str, str]:
+        """Write `data` into a new temporary file beside `name` in the folder `dir_fd`, with the mode of
+        the file it will replace, synced when `sync`; return its name and what `seen` says of it (the same
+        once renamed). The temporary file is removed if anything fails."""
+        try:
+            current = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+        except FileNotFoundError:
+            mode = _NEW_FILE_MODE
+        else:
+            if not stat.S_ISREG(current.st_mode):
+                raise UnsafePath(f"{relative!r} is {_kind_of(current)}, not a regular file")
+            mode = current.st_mode & 0o777
+        temp, fd = self._create_temp(dir_fd, name)
+        try:
+            try:
+                _step("temp-created")
+                _write_all(fd, data)
+                _step("temp-written")
+                os.fchmod(fd, mode)
+                if sync:
+                    os.fsync(fd)
+                    _step("temp-synced")
+                written = seen(os.fstat(fd))
+            finally:
+                os.close(fd)
+        except BaseException:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(temp, dir_fd=dir_fd)
+            raise
+        return temp, written
 
     @staticmethod
     def _create_temp(dir_fd: int, name: str) -> tuple[str, int]:
@@ -411,33 +517,44 @@ class Workspace:
         finally:
             os.close(dir_fd)
 
+    def survey(self, relative_dir: str, *, clean: bool = True) -> dict[str, str]:
+        """The regular files directly in `relative_dir` ("" is the workspace), each with what `seen` says
+        of it, once the temporary files a crash left there are removed (`clean_temp_files`, unless not
+        `clean`); {} when absent. Raises UnsafePath for a link or a non-folder on the way or there."""
+        return self._sweep(relative_dir, clean=clean)[0]
+
     def clean_temp_files(self, relative_dir: str) -> list[str]:
         """Remove the regular files named like Canon's temporary files in `relative_dir` (left by a
         crash) and return their sorted relative paths; other files, links and folders stay.
 
         [] when absent; raises UnsafePath for a link or a non-folder on the way or at `relative_dir`.
         """
+        return self._sweep(relative_dir)[1]
+
+    def _sweep(self, relative_dir: str, *, clean: bool = True) -> tuple[dict[str, str], list[str]]:
+        """`survey` and `clean_temp_files` in one listing of the folder."""
         listed = self._entries(relative_dir)
         if listed is None:
-            return []
+            return {}, []
         dir_fd, names = listed
         prefix = f"{relative_dir}/" if relative_dir else ""
-        removed = []
+        found, removed = {}, []
         try:
-            for name in sorted(names):
-                if not _TEMP_PATTERN.match(name):
-                    continue
+            for name in names:
                 try:
                     st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
                     if not stat.S_ISREG(st.st_mode):
                         continue
-                    os.unlink(name, dir_fd=dir_fd)
+                    if not (name.startswith(TEMP_PREFIX) and _TEMP_PATTERN.match(name)):
+                        found[name] = f"{st.st_size}:{st.st_mtime_ns}:{st.st_ino}"  # `seen`
+                    elif clean:
+                        os.unlink(name, dir_fd=dir_fd)
+                        removed.append(prefix + name)
                 except FileNotFoundError:
                     continue
-                removed.append(prefix + name)
         finally:
             os.close(dir_fd)
-        return removed
+        return found, sorted(removed)
 
 
 def backup(data: bytes, *, project_slug: str, relative: str, when: datetime) -> Path:

@@ -10,14 +10,15 @@ import os
 import threading
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
 
 from django.conf import settings
 from django.db import OperationalError, connection, transaction
-from django.db.models import Q
+from django.db.models import BooleanField, ExpressionWrapper, Q
 from django.utils import timezone
 
 from ledger.mirror import fs
@@ -177,3 +178,127 @@ def entry(project: Project, files: dict[str, MirrorFile], path: str) -> MirrorFi
     if path not in files:
         files[path] = MirrorFile(project=project, path=path)
     return files[path]
+
+
+@dataclass(slots=True)
+class FileState:
+    """What the manifest says of one path, without the parts it knows (`MirrorFile`): what an export
+    reads of every path to tell which files to render."""
+
+    path: str
+    sha256: str
+    pending_sha256: str
+    adopted_sha256: str
+    adopted: bool
+    agent_id: int | None
+    inputs: str
+    seen: str
+
+    def owns(self, digest: str) -> bool:
+        return digest in {self.sha256, self.pending_sha256, self.adopted_sha256} - {""}
+
+
+_STATE_FIELDS = (
+    "path",
+    "sha256",
+    "pending_sha256",
+    "adopted_sha256",
+    "is_adopted",
+    "agent_id",
+    "inputs",
+    "seen",
+)
+
+
+def states(project: Project, workspace: fs.Workspace, *, dry_run: bool) -> dict[str, FileState]:
+    """The project's manifest by path, light (`FileState`); the first release's manifest taken over the
+    first time, as `load` does."""
+    adopted = ExpressionWrapper(Q(adopted_at__isnull=False), output_field=BooleanField())
+    rows = MirrorFile.objects.filter(project=project).annotate(is_adopted=adopted).values_list(*_STATE_FIELDS)
+    # The values as the database gives them (no conversion each: 0 and 1 serve as False and True).
+    sql, params = rows.query.sql_with_params()
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        found = {values[0]: FileState(*values) for values in cursor.fetchall()}
+    if found:
+        return found
+    return {
+        path: FileState(path, row.sha256, row.pending_sha256, row.adopted_sha256, row.adopted, None, "", "")
+        for path, row in load(project, workspace, dry_run=dry_run).items()
+    }
+
+
+def rows(project: Project, paths: Iterable[str]) -> dict[str, MirrorFile]:
+    """The manifest's whole rows (with the parts they know) of these paths, those it has."""
+    wanted = sorted(set(paths))
+    found: dict[str, MirrorFile] = {}
+    for start in range(0, len(wanted), 500):
+        found.update(
+            (row.path, row)
+            for row in MirrorFile.objects.filter(project=project, path__in=wanted[start : start + 500])
+        )
+    return found
+
+
+# The columns an export writes, by name in `MirrorFile`.
+PENDING = ["pending_sha256", "backup", "agent", "updated_at"]
+RECORDED = [
+    "sha256",
+    "pending_sha256",
+    "backup",
+    "parts",
+    "placed",
+    "agent",
+    "inputs",
+    "seen",
+    "pieces",
+    "updated_at",
+]
+
+
+def store(rows: list[MirrorFile], fields: list[str], *, plain: bool = False) -> None:
+    """Store manifest rows, new or not, by an upsert on the project and path of these `fields`.
+
+    The rows that know no parts (a new row, an inbox file's), or all of them when `plain` (the parts are
+    not among the `fields`, and a new row knows none), go in one plain statement many times over; the
+    others through the ORM (their parts are JSON of their own)."""
+    now = timezone.now()
+    for row in rows:
+        row.updated_at = now
+    if not plain:
+        MirrorFile.objects.bulk_create(
+            [row for row in rows if row.parts or row.placed or row.pieces],
+            batch_size=500,
+            update_conflicts=True,
+            unique_fields=["project", "path"],
+            update_fields=fields,
+        )
+        rows = [row for row in rows if not row.parts and not row.placed and not row.pieces]
+    if not rows:
+        return
+    columns = ["agent_id" if name == "agent" else name for name in fields]
+    sql = (
+        f"INSERT INTO {MirrorFile._meta.db_table} (project_id, path, sha256, pending_sha256, adopted_sha256,"
+        " backup, parts, placed, agent_id, updated_at, inputs, seen, pieces)"
+        " VALUES (%s, %s, %s, %s, %s, %s, '{}', '[]', %s, %s, %s, %s, '{}')"
+        f" ON CONFLICT (project_id, path) DO UPDATE SET {', '.join(f'{c} = excluded.{c}' for c in columns)}"
+    )
+    stamp = connection.ops.adapt_datetimefield_value(now)
+    values = [
+        (
+            r.project_id,
+            r.path,
+            r.sha256,
+            r.pending_sha256,
+            r.adopted_sha256,
+            r.backup,
+            r.agent_id,
+            stamp,
+            r.inputs,
+            r.seen,
+        )
+        for r in rows
+    ]
+    with connection.cursor() as cursor:
+        for start in range(0, len(values), 500):
+            cursor.executemany(sql, values[start : start + 500])

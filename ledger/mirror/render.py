@@ -6,17 +6,25 @@ exactly (with a one-line note when the ledger changed its status), and the rows 
 held are added where the team's format puts them. A row someone else removed from the file is not put
 back. A row adopted from a file (its `origin`) is rendered in that file only; a row no file gave
 (Canon's own) is added to one file: the log, or its agent's home history. Each rendering returns the
-parts it placed, by the sha256 of their text, so the next import recognises them.
+parts it placed, by the sha256 of their text, so the next import recognises them, and the text of each
+row in the order the file holds them (`Rendered.order`), so that the next export finds them again
+(`ledger.mirror.pieces`).
+
+The layout of a file is decided here from the rows; the text of one row comes from `text`, which the
+export gives from what it kept of the file before (`ledger.mirror.sources`) or renders with
+`decision_text`, `memory_text`, `boundary_text` and `pattern_text` below. The rows may be the models or
+the export's light rows (`ledger.mirror.sources`): the layout reads only their keys, origins, states
+and types.
 """
 
 from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import pairwise
-from typing import Any
+from typing import Any, Protocol
 
 from ledger.mirror import squad
 from ledger.models import (
@@ -49,17 +57,50 @@ def sha(text: str | bytes) -> str:
     return hashlib.sha256(text.encode("utf-8") if isinstance(text, str) else text).hexdigest()
 
 
-def key(row: Decision | AgentMemory) -> str:
-    return f"{type(row).__name__.lower()}:{row.pk}"
+def _digest(key: str, text: str) -> str:
+    return sha(text)
+
+
+class Row(Protocol):
+    """A decision or a memory as the layout of a file reads it: a model, or an export's light row."""
+
+    pk: Any
+    origin: str
+    status: str
+    type: str
+
+
+def key(row: Any) -> str:
+    """The row's key in the manifest: "decision:12", "agentmemory:7" (a light row holds its own)."""
+    try:
+        return str(row.mirror_key)
+    except AttributeError:
+        return f"{type(row).__name__.lower()}:{row.pk}"
+
+
+def has_markdown(row: Any) -> bool:
+    """Whether the row holds the team's own text (`markdown`); a light row knows only its length."""
+    try:
+        return bool(row.markdown_length > 0)
+    except AttributeError:
+        return bool(row.markdown)
 
 
 @dataclass
 class Rendered:
-    """A file's new text, and what Canon knows of its parts (see `MirrorFile.parts` / `.placed`)."""
+    """A file's new text, and what Canon knows of its parts (see `MirrorFile.parts` / `.placed`); and the
+    text of each row in the file, in the order they stand there: (key, text)."""
 
     text: str
     parts: dict[str, str] = field(default_factory=dict)
     placed: list[str] = field(default_factory=list)
+    order: list[tuple[str, str]] = field(default_factory=list)
+    # The heading level of each block Canon added to a log, and each row's place in a file that lists
+    # rows oldest first with its level (`pieces.record`).
+    levels: dict[str, int] = field(default_factory=dict)
+    marks: dict[str, tuple[str, str]] = field(default_factory=dict)
+    # The pieces' lines of the file, when its rendering knew them (`ledger.mirror.splice`).
+    lines: str | None = None
 
 
 def _joined(before: str, addition: str) -> str:
@@ -82,12 +123,12 @@ def _block_status(markdown: str) -> str:
     return parts[0].status if parts else DecisionStatus.ACTIVE
 
 
-def _replacement_title(decision: Decision, by_id: dict[int, Decision]) -> str:
+def _replacement_title(decision: Decision, by_id: Mapping[int, Decision]) -> str:
     replacement = by_id.get(decision.superseded_by_id or 0)
     return " ".join(replacement.title.split()) if replacement else f"decision {decision.superseded_by_id}"
 
 
-def _adopted_note(decision: Decision, by_id: dict[int, Decision]) -> str:
+def _adopted_note(decision: Decision, by_id: Mapping[int, Decision]) -> str:
     """The line under an adopted block when the ledger changed its status since the team wrote it."""
     if decision.status == _block_status(decision.markdown):
         return ""
@@ -98,7 +139,7 @@ def _adopted_note(decision: Decision, by_id: dict[int, Decision]) -> str:
     return ""
 
 
-def decision_text(decision: Decision, by_id: dict[int, Decision]) -> str:
+def decision_text(decision: Decision, by_id: Mapping[int, Decision]) -> str:
     """One decision's block: the team's text when the ledger holds it (an adopted block, or a team's inbox
     file merged as it was written), with a line when the ledger changed its status; Canon's own in
     Squad's style, its heading made unique by the decision's id (Squad's Scribe keeps only the first of
@@ -136,33 +177,46 @@ def inbox_block(text: str) -> str | None:
     return None
 
 
-def _level(text: str) -> int:
-    """The heading level of the block `text` starts with (Canon's own blocks are `###`)."""
+def level(row: Row, text: str) -> int:
+    """The heading level of the block `text` starts with: Canon's own blocks (`squad.render_block`) are
+    `###`; a block the team wrote is read."""
+    if not has_markdown(row):
+        return NEW_BLOCK_LEVEL
     block = next((p for p in squad.parse_decisions(text) if isinstance(p, squad.Block)), None)
     return block.level if block is not None else NEW_BLOCK_LEVEL
 
 
-def _needs_rule(levels: Sequence[int]) -> bool:
+def needs_rule(levels: Sequence[int]) -> bool:
     """Whether, of blocks at these heading levels one after the other, one would read as part of the one
     before it (a deeper heading continues a block): then a `---` line must end each of them."""
+    if len(set(levels)) < 2:
+        return False
     return any(after > before for before, after in pairwise(levels))
 
 
 def render_decisions(
-    decisions: Sequence[Decision],
+    decisions: Sequence[Row],
     *,
     path: str,
     base: str | None,
     known: dict[str, str],
     placed: Iterable[str],
+    text: Callable[[Any], str] | None = None,
+    digest: Callable[[str, str], str] | None = None,
 ) -> Rendered:
     """The decision log at `path`. `base` is the adopted file as it stands (None: Canon's own file).
+    `text` gives a decision's block (`decision_text` of the models by default), `digest` the sha256 of
+    a row's text (by its key) when it is known already.
 
     A decision adopted from another file (its `origin`, an archive say) is never added here; blocks the
     file holds already are rendered wherever they stand.
     """
-    by_id = {d.pk: d for d in decisions}
-    by_key = {key(d): d for d in decisions}
+    if text is None:
+        by_id: dict[int, Any] = {d.pk: d for d in decisions}
+        text = lambda d: decision_text(d, by_id)  # noqa: E731
+    digest = digest or _digest
+    keys = [key(d) for d in decisions]
+    by_key = dict(zip(keys, decisions, strict=True))
     ever = set(placed) if base is not None else set()
     parts = squad.parse_decisions(base if base is not None else DECISIONS_PREAMBLE)
     out = Rendered(text="")
@@ -170,38 +224,48 @@ def render_decisions(
     first_block = next((i for i, p in enumerate(parts) if isinstance(p, squad.Block)), len(parts))
     newest_first = squad.newest_first(parts)
     separators = squad.uses_separators(parts)
+    held: list[tuple[str, str]] = []
     for part in parts:
         row = by_key.get(known.get(sha(part.text), "")) if isinstance(part, squad.Block) else None
         if row is None:
             texts.append(part.text)
             continue
-        text = as_written(part.text, decision_text(row, by_id))
-        texts.append(text)
-        out.parts[sha(text)] = key(row)
-        ever.add(key(row))
-    new = [d for d in decisions if key(d) not in ever and d.origin in ("", path)]
-    blocks = [decision_text(d, by_id) for d in new]
-    for decision, text in zip(new, blocks, strict=True):
-        out.parts[sha(text)] = key(decision)
-        ever.add(key(decision))
-    levels = [_level(b) for b in blocks]
+        name = key(row)
+        written = as_written(part.text, text(row))
+        texts.append(written)
+        out.parts[digest(name, written)] = name
+        held.append((name, written))
+        ever.add(name)
+    added: list[tuple[str, str]] = []
+    levels: list[int] = []
+    for name, decision in zip(keys, decisions, strict=True):
+        if name in ever or decision.origin not in ("", path):
+            continue
+        block = text(decision)
+        out.parts[digest(name, block)] = name
+        added.append((name, block))
+        levels.append(level(decision, block))
+        out.levels[name] = levels[-1]
+    ever.update(name for name, _ in added)
+    blocks = [b for _, b in added]
+    out.order = held + added
     if blocks and newest_first and first_block < len(parts):
         # Before the newest adopted block, newest first, each followed by what separates the team's blocks.
         first = parts[first_block]
         assert isinstance(first, squad.Block)
-        rule = separators or _needs_rule([*reversed(levels), first.level])
+        rule = separators or needs_rule([*reversed(levels), first.level])
         glue = "\n---\n\n" if rule else "\n"
         head, tail = "".join(texts[:first_block]), "".join(texts[first_block:])
         texts = [_joined(head, "".join(b + glue for b in reversed(blocks))) + tail]
+        out.order = added[::-1] + held
     elif blocks:
         last = next((p for p in reversed(parts) if isinstance(p, squad.Block)), None)
-        rule = separators or _needs_rule([*([last.level] if last is not None else []), *levels])
-        text = "".join(texts)
+        rule = separators or needs_rule([*([last.level] if last is not None else []), *levels])
         glue = "\n---\n\n" if rule else "\n"
         addition = glue.join(blocks)
         if rule and last is not None:
             addition = "---\n\n" + addition
-        texts = [_joined(text, addition)]
+        texts = [_joined("".join(texts), addition)]
     out.text = "".join(texts)
     out.placed = sorted(ever)
     return out
@@ -217,60 +281,74 @@ def memory_text(memory: AgentMemory) -> str:
     return squad.render_entry(type=memory.type, content=memory.content, date=memory.created_at)
 
 
-def _shown(memory: AgentMemory) -> bool:
+def shown(memory: Any) -> bool:
     """Canon's own memories leave the file when archived; a line the team wrote never does."""
-    return memory.status == MemoryStatus.ACTIVE or (memory.source == Source.IMPORT and bool(memory.markdown))
+    return memory.status == MemoryStatus.ACTIVE or (memory.source == Source.IMPORT and has_markdown(memory))
 
 
 def render_history(
     agent: Agent,
-    memories: Sequence[AgentMemory],
+    memories: Sequence[Row],
     *,
     base: str | None,
     known: dict[str, str],
     placed: Iterable[str],
+    text: Callable[[Any], str] = memory_text,
+    digest: Callable[[str, str], str] | None = None,
 ) -> Rendered:
+    """The history at an agent's folder. `base` is the adopted file as it stands (None: Canon's own);
+    `text` gives a memory's entry (`memory_text` of the model by default), `digest` the sha256 of an
+    entry (by its key) when it is known already."""
+    digest = digest or _digest
     by_key = {key(m): m for m in memories}
     ever = set(placed) if base is not None else set()
     parts = squad.parse_history(base if base is not None else f"# {' '.join(agent.name.split())}\n")
     out = Rendered(text="")
     texts: list[str] = []
+    # The row each of `texts` holds (key, text), if any.
+    rows: list[tuple[str, str] | None] = []
     # The index in `texts` after which each section's new entries go: its last entry, else its heading.
     section_end: dict[str, int] = {}
     for part in parts:
         row = by_key.get(known.get(sha(part.text), "")) if isinstance(part, squad.Entry) else None
         if row is not None:
             ever.add(key(row))
-            if not _shown(row):
+            if not shown(row):
                 continue
-            text = as_written(part.text, memory_text(row))
-            out.parts[sha(text)] = key(row)
-            texts.append(text)
+            written = as_written(part.text, text(row))
+            out.parts[digest(key(row), written)] = key(row)
+            texts.append(written)
+            rows.append((key(row), written))
         else:
             texts.append(part.text)
+            rows.append(None)
         folded = part.section.casefold()
         if isinstance(part, squad.Entry) or folded not in section_end:
             section_end[folded] = len(texts) - 1
-    additions: dict[int, list[str]] = {}
-    new_sections: dict[str, list[str]] = {}
+    additions: dict[int, list[tuple[str, str]]] = {}
+    new_sections: dict[str, list[tuple[str, str]]] = {}
     for memory in memories:
         if key(memory) in ever or memory.status != MemoryStatus.ACTIVE:
             continue
         ever.add(key(memory))
-        text = memory_text(memory)
-        out.parts[sha(text)] = key(memory)
+        entry = text(memory)
+        out.parts[digest(key(memory), entry)] = key(memory)
         section = squad.SECTION_FOR_TYPE.get(memory.type, "Learnings")
         index = section_end.get(section.casefold())
         if index is None:
-            new_sections.setdefault(section, []).append(text)
+            new_sections.setdefault(section, []).append((key(memory), entry))
         else:
-            additions.setdefault(index, []).append(text)
+            additions.setdefault(index, []).append((key(memory), entry))
+    for index, row_at in enumerate(rows):
+        out.order += [row_at] if row_at is not None else []
+        out.order += additions.get(index, [])
     for index in sorted(additions, reverse=True):
-        texts[index] = _joined(texts[index], "\n".join(additions[index]))
-    text = "".join(texts)
+        texts[index] = _joined(texts[index], "\n".join(t for _, t in additions[index]))
+    whole = "".join(texts)
     for section in sorted(new_sections, key=_section_order):
-        text = _joined(text, f"## {section}\n\n" + "\n".join(new_sections[section]))
-    out.text = text
+        whole = _joined(whole, f"## {section}\n\n" + "\n".join(t for _, t in new_sections[section]))
+        out.order += new_sections[section]
+    out.text = whole
     out.placed = sorted(ever)
     return out
 
@@ -348,7 +426,7 @@ def render_inbox_file(entry: InboxEntry) -> str:
     )
 
 
-def _agentweaver_section(decision: Decision) -> str:
+def boundary_text(decision: Decision) -> str:
     """One boundary in `.agentweaver/context/boundaries.md`: its values shaped like the compiler's."""
     lines = [
         f"## {one_line(decision.title)}",
@@ -364,17 +442,37 @@ def _agentweaver_section(decision: Decision) -> str:
     return "\n".join(lines)
 
 
+def is_boundary(decision: Any) -> bool:
+    """Whether the decision is in `boundaries.md`: active, of a boundary type, not held for review."""
+    return bool(
+        decision.status == DecisionStatus.ACTIVE and decision.type in BOUNDARY_TYPES and not decision.held
+    )
+
+
+def boundaries(decisions: Sequence[Row], text: Callable[[Any], str] = boundary_text) -> Rendered:
+    shown = [(key(d), text(d)) for d in decisions if is_boundary(d)]
+    return Rendered(text="\n".join(["# Boundaries\n", *[t for _, t in shown]]), order=shown)
+
+
 def render_boundaries(decisions: Sequence[Decision]) -> str:
-    active = [
-        d for d in decisions if d.status == DecisionStatus.ACTIVE and d.type in BOUNDARY_TYPES and not d.held
-    ]
-    return "\n".join(["# Boundaries\n", *[_agentweaver_section(d) for d in active]])
+    return boundaries(decisions).text
+
+
+def pattern_text(memory: AgentMemory) -> str:
+    """One pattern in `.agentweaver/context/patterns.md`."""
+    heading = f"### {one_line(memory.agent.name)} {memory.created_at:%Y-%m-%d}"
+    return f"{heading}\n{block(memory.content.strip())}\n"
+
+
+def is_pattern(memory: Any) -> bool:
+    return bool(memory.type == MemoryType.PATTERN and memory.status == MemoryStatus.ACTIVE)
+
+
+def patterns(memories: Sequence[Row], text: Callable[[Any], str] = pattern_text) -> Rendered:
+    """`.agentweaver/context/patterns.md` of the memories the files show (never a notes file's)."""
+    shown = [(key(m), text(m)) for m in memories if is_pattern(m)]
+    return Rendered(text="\n".join(["# Patterns\n", *[t for _, t in shown]]), order=shown)
 
 
 def render_patterns(memories: Sequence[AgentMemory]) -> str:
-    lines = ["# Patterns\n"]
-    for memory in memories:
-        if memory.type == MemoryType.PATTERN and memory.status == MemoryStatus.ACTIVE:
-            heading = f"### {one_line(memory.agent.name)} {memory.created_at:%Y-%m-%d}"
-            lines.append(f"{heading}\n{block(memory.content.strip())}\n")
-    return "\n".join(lines)
+    return patterns(memories).text

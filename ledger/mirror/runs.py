@@ -51,16 +51,18 @@ def run_and_record(
     trigger: str,
     actor: str = "",
     dry_run: bool = False,
+    full: bool = False,
     progress: Callable[[str], None] | None = None,
 ) -> MirrorResult:
     """Import or export under the project's lease, its result stored as a MirrorRun (not for dry runs).
+    An export renders the files whose inputs changed; every file with `full` (a repair).
 
     Never raises MirrorError: an unusable workspace, or a project another process kept busy for longer
     than CANON_MIRROR_WAIT_SECONDS, is the result's error."""
     result = MirrorResult(kind=kind, report=None)
     try:
         with manifest.project_lock(project):
-            result.report = _run(project, kind, dry_run=dry_run, progress=progress)
+            result.report = _run(project, kind, dry_run=dry_run, full=full, progress=progress)
     except MirrorBusy as exc:
         result.error, result.busy = str(exc), True
     except MirrorError as exc:
@@ -73,7 +75,7 @@ def run_and_record(
 
 
 def _run(
-    project: Project, kind: str, *, dry_run: bool, progress: Callable[[str], None] | None
+    project: Project, kind: str, *, dry_run: bool, full: bool, progress: Callable[[str], None] | None
 ) -> ExportReport | ImportReport:
     if kind != MirrorKind.EXPORT:
         return import_project(project, dry_run=dry_run, progress=progress)
@@ -82,7 +84,7 @@ def _run(
         # Writes still committing leave the request to it.
         with suppress(MirrorBusy):
             manifest.take_wanted(project.pk, wait=1)
-    return export_project(project, dry_run=dry_run, progress=progress)
+    return export_project(project, dry_run=dry_run, full=full, progress=progress)
 
 
 def _record(project: Project, result: MirrorResult, *, trigger: str, actor: str) -> None:

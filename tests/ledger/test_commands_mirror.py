@@ -15,7 +15,7 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from ledger import services
-from ledger.models import Decision, InboxEntry, Project
+from ledger.models import AgentMemory, Decision, InboxEntry, Project
 
 GOOD = "---\nagent: Dave\nslug: a\ntype: scope\ntitle: A\n---\nBody.\n"
 
@@ -178,3 +178,19 @@ def test_create_project_sets_the_type_of_adopted_decisions(db):
     assert Project.objects.get(slug="gamma").squad_type == "process"
     with pytest.raises(CommandError):
         run("create_project", "gamma", "--squad-type", "opinion")
+
+
+def test_export_full_renders_every_file_again(workspace):
+    run("sync_ledger", "--project", "alpha")
+    project = Project.objects.get(slug="alpha")
+    memory = services.memory_record(project=project, agent_name="Dave", type="learning", content="Before.")
+    run("export_ledger", "--project", "alpha")
+    history = workspace / ".squad/agents/dave/history.md"
+    # Changed as no service changes a row (its modification time left as it was): its text looks the same.
+    AgentMemory.objects.filter(pk=memory.pk).update(content="After.")
+    summary = json.loads(run("export_ledger", "--project", "alpha", "--json"))["alpha"]["export"]
+    assert summary["written"] == [] and "Before." in history.read_text()
+    summary = json.loads(run("export_ledger", "--project", "alpha", "--json", "--full"))["alpha"]["export"]
+    assert summary["written"] == [".squad/agents/dave/history.md"] and summary["unchanged"] >= 1
+    assert "After." in history.read_text()
+    assert (workspace / ".squad/decisions/inbox/a.md").read_text() == GOOD

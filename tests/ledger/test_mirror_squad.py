@@ -536,15 +536,12 @@ def test_the_manifest_survives_a_crash_before_the_final_record(adopting, root, m
         project=adopting, agent_name="lead", type="scope", title="T", content="C", by="l"
     )
     real = export._save
-    calls = []
 
-    def dies_on_second_save(rows):
-        calls.append(rows)
-        if len(calls) == 2:
-            raise KeyboardInterrupt("killed after the files were written")
-        real(rows)
+    def dies_on_the_final_record(rows):
+        # The bytes about to be written were recorded first (`_save_pending`); this records them written.
+        raise KeyboardInterrupt("killed after the files were written")
 
-    monkeypatch.setattr(export, "_save", dies_on_second_save)
+    monkeypatch.setattr(export, "_save", dies_on_the_final_record)
     with pytest.raises(KeyboardInterrupt):
         mirror.export_project(adopting)
     monkeypatch.setattr(export, "_save", real)

@@ -157,7 +157,7 @@ def _plan(
 def _save_pending(rows: list[MirrorFile]) -> None:
     """Record the bytes about to be written (`pending_sha256`) and the copy of what they replace, by these
     columns alone: the parts a row knows are not written twice (a new row knows none yet)."""
-    manifest.store(rows, manifest.PENDING, plain=True)
+    manifest.store(rows, manifest.PENDING)
 
 
 # A manifest row that knows more parts than this is stored by an update of what changed in it.

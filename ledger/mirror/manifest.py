@@ -10,14 +10,16 @@ import os
 import threading
 import time
 import uuid
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import timedelta
+from functools import partial
 from pathlib import Path
+from typing import Any
 
 from django.conf import settings
-from django.db import OperationalError, connection, transaction
+from django.db import OperationalError, connection, models, transaction
 from django.db.models import BooleanField, ExpressionWrapper, Q
 from django.utils import timezone
 
@@ -256,49 +258,87 @@ RECORDED = [
 ]
 
 
-def store(rows: list[MirrorFile], fields: list[str], *, plain: bool = False) -> None:
-    """Store manifest rows, new or not, by an upsert on the project and path of these `fields`.
+# Every column an export stores, in the order of the statement `store` sends.
+_COLUMNS = (
+    "project",
+    "path",
+    "sha256",
+    "pending_sha256",
+    "adopted_sha256",
+    "backup",
+    "parts",
+    "placed",
+    "agent",
+    "updated_at",
+    "inputs",
+    "seen",
+    "pieces",
+)
+# Rows sent in one statement.
+_ROWS_PER_STATEMENT = 200
 
-    The rows that know no parts (a new row, an inbox file's), or all of them when `plain` (the parts are
-    not among the `fields`, and a new row knows none), go in one plain statement many times over; the
-    others through the ORM (their parts are JSON of their own)."""
+
+def _field(name: str) -> models.Field[Any, Any]:
+    field = MirrorFile._meta.get_field(name)
+    assert isinstance(field, models.Field)
+    return field
+
+
+def _value(row: MirrorFile, attname: str, sent: bool, empty: Any, adapt: Callable[[Any], Any]) -> Any:
+    return adapt(getattr(row, attname) if sent or row.pk is None else empty)
+
+
+def _adapters(fields: list[str]) -> list[Callable[[MirrorFile], Any]]:
+    """How `store` reads each column's value from a row: the project, the path and the columns it sets
+    (`fields`) as the row has them; the other columns of a stored row as their defaults (not stored).
+    JSON goes as its text: one parameter, never an array of them."""
+    found: list[Callable[[MirrorFile], Any]] = []
+    for name in _COLUMNS:
+        field = _field(name)
+        adapt: Callable[[Any], Any] = lambda value: value  # noqa: E731
+        if isinstance(field, models.JSONField):
+            adapt = json.dumps
+        elif isinstance(field, models.DateTimeField):
+            adapt = connection.ops.adapt_datetimefield_value
+        sent = name in ("project", "path", *fields)
+        empty = field.get_default()
+        found.append(partial(_value, attname=field.attname, sent=sent, empty=empty, adapt=adapt))
+    return found
+
+
+def store(rows: list[MirrorFile], fields: list[str]) -> None:
+    """Store manifest rows, new or not, by an upsert on the project and path that sets these `fields` of a
+    row that exists, in a few statements of many rows each. A stored row's other columns are not sent:
+    the parts it knows stay as they are."""
     now = timezone.now()
     for row in rows:
         row.updated_at = now
-    if not plain:
-        MirrorFile.objects.bulk_create(
-            [row for row in rows if row.parts or row.placed or row.pieces],
-            batch_size=500,
-            update_conflicts=True,
-            unique_fields=["project", "path"],
-            update_fields=fields,
-        )
-        rows = [row for row in rows if not row.parts and not row.placed and not row.pieces]
     if not rows:
         return
-    columns = ["agent_id" if name == "agent" else name for name in fields]
-    sql = (
-        f"INSERT INTO {MirrorFile._meta.db_table} (project_id, path, sha256, pending_sha256, adopted_sha256,"
-        " backup, parts, placed, agent_id, updated_at, inputs, seen, pieces)"
-        " VALUES (%s, %s, %s, %s, %s, %s, '{}', '[]', %s, %s, %s, %s, '{}')"
-        f" ON CONFLICT (project_id, path) DO UPDATE SET {', '.join(f'{c} = excluded.{c}' for c in columns)}"
-    )
-    stamp = connection.ops.adapt_datetimefield_value(now)
-    values = [
-        (
-            r.project_id,
-            r.path,
-            r.sha256,
-            r.pending_sha256,
-            r.adopted_sha256,
-            r.backup,
-            r.agent_id,
-            stamp,
-            r.inputs,
-            r.seen,
-        )
-        for r in rows
-    ]
+    adapters = _adapters(fields)
+    model = [_field(name) for name in _COLUMNS]
+    columns = ", ".join(field.column for field in model)
+    updated = ", ".join(f"{c} = excluded.{c}" for c in (_field(n).column for n in fields))
+    upsert = f" ON CONFLICT (project_id, path) DO UPDATE SET {updated}"
     with connection.cursor() as cursor:
-        for start in range(0, len(values), 500):
-            cursor.executemany(sql, values[start : start + 500])
+        if connection.vendor == "postgresql":
+            # Most rows (an inbox file's) know no parts: one array per column, in one statement that is
+            # quick to send. A row that knows parts goes as values of its own: quoting JSON inside an
+            # array costs as much as its quotes.
+            plain = [row for row in rows if not (row.parts or row.placed or row.pieces)]
+            rows = [row for row in rows if row.parts or row.placed or row.pieces]
+            arrays = ", ".join(f"%s::{field.db_type(connection)}[]" for field in model)
+            if plain:
+                cursor.execute(
+                    f"INSERT INTO {MirrorFile._meta.db_table} ({columns}) SELECT * FROM unnest({arrays})"
+                    + upsert,
+                    [[adapt(row) for row in plain] for adapt in adapters],
+                )
+        one = "(" + ", ".join(["%s"] * len(model)) + ")"
+        for start in range(0, len(rows), _ROWS_PER_STATEMENT):
+            batch = rows[start : start + _ROWS_PER_STATEMENT]
+            cursor.execute(
+                f"INSERT INTO {MirrorFile._meta.db_table} ({columns}) VALUES {', '.join([one] * len(batch))}"
+                + upsert,
+                [adapt(row) for row in batch for adapt in adapters],
+            )

@@ -212,6 +212,8 @@ class Sources:
         # from it (by its path), and each agent's own (by the agent's id).
         self._memories_order: dict[str, int] = {}
         self._by_file: dict[str | int, list[MemoryRow]] | None = None
+        # The memories of one history, when not all memories were read.
+        self._histories: dict[tuple[str, int, bool], list[MemoryRow]] = {}
         self._full: dict[type[Any], dict[int, Any]] = {Decision: {}, AgentMemory: {}, InboxEntry: {}}
         # Each agent's home history (`targets.histories`), once the histories were listed.
         self.homes: dict[str, str] | None = None
@@ -260,9 +262,12 @@ class Sources:
         Unless all memories were read, only the agent's are: a memory adopted from a history is the
         agent's whose folder it is (the import adopts a history's lines for its folder's agent)."""
         if self._by_file is None:
-            mine = (Q(origin=path) | Q(origin="")) if home else Q(origin=path)
-            agents = AgentMemory.objects.filter(mine, project=self.project, agent_id=agent_id)
-            return [m for m in memory_rows(agents) if listed(m)]
+            known = self._histories.get((path, agent_id, home))
+            if known is None:
+                mine = (Q(origin=path) | Q(origin="")) if home else Q(origin=path)
+                agents = AgentMemory.objects.filter(mine, project=self.project, agent_id=agent_id)
+                known = self._histories[path, agent_id, home] = [m for m in memory_rows(agents) if listed(m)]
+            return known
         found = self._by_file.get(path, []) + (self._by_file.get(agent_id, []) if home else [])
         return sorted(found, key=lambda m: self._memories_order[m.mirror_key]) if home else found
 

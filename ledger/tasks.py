@@ -102,6 +102,6 @@ def _export(project: Project, *, wait: float) -> None:
     project.refresh_from_db()
     if not settings.CANON_EXPORT_ON_WRITE or not project.workspace:
         return
-    result = mirror.run_and_record(project, MirrorKind.EXPORT, trigger="background")
+    result = mirror.run_and_record(project, MirrorKind.EXPORT, trigger=mirror.BACKGROUND)
     if not result.ok:
         logger.warning("background export of %s failed: %s", project.slug, result.error or result.summary())

@@ -22,9 +22,10 @@ from ledger.mirror.adopt import import_project
 from ledger.mirror.export import export_project
 from ledger.mirror.manifest import MirrorBusy, claim_lease, project_lock, release_lease, take_wanted
 from ledger.mirror.reports import ExportReport, ImportReport, MirrorError
-from ledger.mirror.runs import MirrorResult, run_and_record, sync_project
+from ledger.mirror.runs import BACKGROUND, MirrorResult, run_and_record, sync_project
 
 __all__ = [
+    "BACKGROUND",
     "ExportReport",
     "ImportReport",
     "MirrorBusy",

@@ -114,16 +114,24 @@ def trusted(project: Project, layout: Layout, last: dict[str, Any], changes: Cha
     return True
 
 
-def remember(project: Project, layout: Layout, recheck: set[str], homes: dict[str, str] | None) -> None:
+def remember(
+    project: Project,
+    layout: Layout,
+    recheck: set[str],
+    homes: dict[str, str] | None,
+    folders: dict[str, str],
+) -> None:
     """What this export leaves: the next one trusts the change rows if nothing else changed, and looks
-    again at the kinds of file in `recheck` (one was kept or could not be written); and each agent's
-    home history, to tell when one moved."""
+    again at the kinds of file in `recheck` (one was kept or could not be written); each agent's home
+    history, to tell when one moved; and what each folder showed as it ended, to tell whether a file
+    was created, removed or renamed in it since (`ledger.mirror.export`)."""
     exported = {
         "rendering": Cache.RENDERING,
         "workspace": project.workspace,
         "team": layout.team,
         "recheck": sorted(recheck),
         "homes": homes,
+        "folders": folders,
     }
     MirrorState.objects.filter(pk=project.pk).update(exported=exported)
 

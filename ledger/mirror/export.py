@@ -22,7 +22,7 @@ crash left behind are removed at the next export.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -54,17 +54,56 @@ class Write:
     pieces: dict[str, Any]
 
 
-def _survey(workspace: fs.Workspace, layout: Layout, paths: set[str], *, clean: bool) -> dict[str, str]:
-    """What the workspace shows of each file in the folders of `paths` (`fs.seen`), once the temporary
-    files a crash left there are removed (unless `clean` is off: a dry run)."""
+def _folders(layout: Layout, paths: Iterable[str]) -> list[str]:
+    """The folders an export looks in: those it writes in, and those of the files it wrote before."""
+    return sorted({*layout.folders_written(), *(p.rpartition("/")[0] for p in paths)})
+
+
+def _survey(
+    workspace: fs.Workspace,
+    layout: Layout,
+    files: dict[str, FileState],
+    *,
+    clean: bool,
+    every: bool,
+    left: dict[str, str],
+) -> dict[str, str]:
+    """What the workspace shows of each file in the folders Canon writes in (`fs.seen`), once the
+    temporary files a crash left there are removed (unless `clean` is off: a dry run).
+
+    A folder that shows what it showed when the last export ended (`left`: no file created, removed or
+    renamed in it since, a crash's temporary file included) is not listed, unless `every`: its inbox
+    files, which only Canon writes, are taken to be as the manifest recorded them; any other file in it
+    (the log, a history: files people and Squad edit in place) is looked at alone."""
     found: dict[str, str] = {}
-    for folder in sorted({*layout.folders_written(), *(p.rpartition("/")[0] for p in paths)}):
+    by_folder: dict[str, list[str]] = {}
+    for path in files:
+        by_folder.setdefault(path.rpartition("/")[0], []).append(path)
+    inbox = layout.inbox + "/"
+    for folder in _folders(layout, files):
         try:
+            if not every and folder in left and (workspace.folder_seen(folder) or "") == left[folder]:
+                for path in by_folder.get(folder, []):
+                    shown = files[path].seen if path.startswith(inbox) else workspace.file_seen(path)
+                    if shown is not None:
+                        found[path] = shown
+                continue
             listed = workspace.survey(folder, clean=clean)
         except fs.UnsafePath:
             continue  # a folder that is a link is reported by the file that needs it
         prefix = f"{folder}/" if folder else ""
         found.update((prefix + name, shown) for name, shown in listed.items())
+    return found
+
+
+def _folders_seen(workspace: fs.Workspace, layout: Layout, paths: Iterable[str]) -> dict[str, str]:
+    """What each folder an export looks in shows as it ends (`_survey`); "" when it is absent."""
+    found = {}
+    for folder in _folders(layout, paths):
+        try:
+            found[folder] = workspace.folder_seen(folder) or ""
+        except fs.UnsafePath:
+            continue
     return found
 
 
@@ -328,10 +367,12 @@ def export_project(
     *,
     dry_run: bool = False,
     full: bool = False,
+    every: bool = True,
     progress: Callable[[str], None] | None = None,
 ) -> ExportReport:
     """Bring the files Canon owns in line with the ledger, rendering the files whose inputs changed (every
-    file with `full`). MirrorError if the workspace is unusable."""
+    file with `full`). Unless `every`, a folder unchanged since the last export is not listed (the export
+    after a write: `_survey`). MirrorError if the workspace is unusable."""
     root = manifest.workspace_root(project)
     report = ExportReport(dry_run=dry_run)
     with manifest.project_lock(project), fs.Workspace(root) as workspace:
@@ -350,7 +391,8 @@ def export_project(
         if trusted:
             # The files the changed rows touch (`_gather`), every file of a kind looked at again.
             look = ({changes.SESSION} & changed.kinds) | (set(last.get("recheck", [])) & changes.KINDS)
-        seen = _survey(workspace, layout, set(files), clean=not dry_run)
+        left = last.get("folders") or {}
+        seen = _survey(workspace, layout, files, clean=not dry_run, every=every or not trusted, left=left)
         sources = Sources(project)
         found = sorted(
             _gather(
@@ -387,5 +429,6 @@ def export_project(
             recheck = {changes.kind_of(path, layout) for path in flagged}
             changes.forget(project, changed)
             homes = sources.homes if sources.homes is not None else last.get("homes")
-            changes.remember(project, layout, {k for k in recheck if k is not None}, homes)
+            folders = _folders_seen(workspace, layout, files)
+            changes.remember(project, layout, {k for k in recheck if k is not None}, homes, folders)
     return report

@@ -517,6 +517,26 @@ class Workspace:
         finally:
             os.close(dir_fd)
 
+    def folder_seen(self, relative_dir: str) -> str | None:
+        """What `seen` says of the folder `relative_dir` itself, None when absent: its modification time
+        changes whenever a file in it is created, removed or renamed (a file edited in place leaves it).
+        Raises UnsafePath for a link or a non-folder on the way or there."""
+        dir_fd = self._open_dir(_parts(relative_dir, allow_root=True))
+        if dir_fd is None:
+            return None
+        try:
+            return seen(os.fstat(dir_fd))
+        finally:
+            os.close(dir_fd)
+
+    def file_seen(self, relative: str) -> str | None:
+        """What `seen` says of the regular file `relative`; None when absent or not a regular file."""
+        try:
+            st = self._lstat(relative)
+        except _InTheWay:
+            return None
+        return seen(st) if st is not None and stat.S_ISREG(st.st_mode) else None
+
     def survey(self, relative_dir: str, *, clean: bool = True) -> dict[str, str]:
         """The regular files directly in `relative_dir` ("" is the workspace), each with what `seen` says
         of it, once the temporary files a crash left there are removed (`clean_temp_files`, unless not

@@ -18,6 +18,9 @@ from ledger.mirror.manifest import MirrorBusy
 from ledger.mirror.reports import ExportReport, ImportReport, MirrorError
 from ledger.models import MirrorKind, MirrorRun, Project
 
+# The trigger of the export the background task runs after ledger writes (`ledger.tasks`).
+BACKGROUND = "background"
+
 
 @dataclass
 class MirrorResult:
@@ -60,9 +63,11 @@ def run_and_record(
     Never raises MirrorError: an unusable workspace, or a project another process kept busy for longer
     than CANON_MIRROR_WAIT_SECONDS, is the result's error."""
     result = MirrorResult(kind=kind, report=None)
+    # The export after a write lists only the folders that changed; any other looks at every file.
+    every = trigger != BACKGROUND
     try:
         with manifest.project_lock(project):
-            result.report = _run(project, kind, dry_run=dry_run, full=full, progress=progress)
+            result.report = _run(project, kind, dry_run=dry_run, full=full, every=every, progress=progress)
     except MirrorBusy as exc:
         result.error, result.busy = str(exc), True
     except MirrorError as exc:
@@ -75,7 +80,13 @@ def run_and_record(
 
 
 def _run(
-    project: Project, kind: str, *, dry_run: bool, full: bool, progress: Callable[[str], None] | None
+    project: Project,
+    kind: str,
+    *,
+    dry_run: bool,
+    full: bool,
+    every: bool,
+    progress: Callable[[str], None] | None,
 ) -> ExportReport | ImportReport:
     if kind != MirrorKind.EXPORT:
         return import_project(project, dry_run=dry_run, progress=progress)
@@ -84,7 +95,7 @@ def _run(
         # Writes still committing leave the request to it.
         with suppress(MirrorBusy):
             manifest.take_wanted(project.pk, wait=1)
-    return export_project(project, dry_run=dry_run, full=full, progress=progress)
+    return export_project(project, dry_run=dry_run, full=full, every=every, progress=progress)
 
 
 def _record(project: Project, result: MirrorResult, *, trigger: str, actor: str) -> None:

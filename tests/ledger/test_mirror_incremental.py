@@ -19,7 +19,7 @@ import pytest
 from django.db import connection, transaction
 
 from ledger import mirror, services
-from ledger.mirror import changes, render, splice
+from ledger.mirror import changes, fs, render, splice
 from ledger.mirror import export as mirror_export
 from ledger.models import (
     AgentMemory,
@@ -188,7 +188,8 @@ def run_batches(project: Project, workspace: Path, tmp_path: Path, seed: int, *,
         else:
             into.mkdir()
         expected = full_export(project, into)
-        report = mirror.export_project(project)
+        # The export after a write (folders unchanged since are not listed), and one of a sync.
+        report = mirror.export_project(project, every=batch % 2 == 1)
         assert report.ok, report.as_dict()
         assert files_of(workspace) == expected, f"seed {seed}, batch {batch}"
         assert not MirrorChange.objects.filter(project=project).exists()
@@ -302,6 +303,57 @@ def test_a_file_changed_in_the_workspace_is_looked_at_again(project, workspace):
     assert [p for p, _ in report.kept] == [".squad/decisions/inbox/one.md"]
     # Kept at every export, as long as it stays so.
     assert [p for p, _ in mirror.export_project(project).kept] == [".squad/decisions/inbox/one.md"]
+
+
+def test_the_export_after_a_write_lists_only_the_folders_that_changed(project, workspace, monkeypatch):
+    services.entry_submit(project=project, agent_name="Bob", slug="one", type="scope", content="X.")
+    decision = services.decision_create(
+        project=project, agent_name="lead", type="scope", title="T", content="C", by="l"
+    )
+    mirror.export_project(project)
+    listed: list[str] = []
+    real = fs.Workspace.survey
+
+    def survey(self: fs.Workspace, folder: str, **kwargs: Any) -> dict[str, str]:
+        listed.append(folder)
+        return real(self, folder, **kwargs)
+
+    monkeypatch.setattr(fs.Workspace, "survey", survey)
+    inbox = workspace / ".squad/decisions/inbox"
+    services.decision_edit(project=project, decision_id=decision.pk, by="lead", content="Edited.")
+    report = mirror.export_project(project, every=False)
+    assert ".squad/decisions.md" in report.written and listed == []
+
+    # A file removed, and a temporary file a crash left: the inbox folder changed, so it is listed.
+    (inbox / "one.md").unlink()
+    (inbox / ".canon.two.md.abcdefgh.tmp").write_text("half")
+    report = mirror.export_project(project, every=False)
+    assert listed == [".squad/decisions/inbox"] and report.written == [".squad/decisions/inbox/one.md"]
+    assert sorted(p.name for p in inbox.iterdir()) == ["one.md"]
+
+    # The log, which people and Squad edit in place, is looked at alone in a folder that did not change.
+    log = workspace / ".squad/decisions.md"
+    with log.open("a", encoding="utf-8") as appended:
+        appended.write("\n### 2026-11-27: Appended by the Scribe\n\n**By:** Juno\n\nA team's block.\n")
+    services.entry_submit(project=project, agent_name="Bob", slug="two", type="scope", content="Y.")
+    listed.clear()
+    report = mirror.export_project(project, every=False)
+    assert [p for p, _ in report.kept] == [".squad/decisions.md"] and ".squad" not in listed
+
+    # An inbox file edited in place leaves its folder as it was: the export of a sync, which lists every
+    # folder, finds it (and its import adopts it).
+    one = inbox / "one.md"
+    one.write_text(one.read_text() + "A person's line.\n")
+    services.entry_edit(project=project, entry_id=_entry(project, "one").pk, by="lead", content="Edited.")
+    report = mirror.export_project(project, every=False)
+    assert ".squad/decisions/inbox/one.md" in [p for p, _ in report.kept]  # read before it is replaced
+    listed.clear()
+    report = mirror.export_project(project)
+    assert ".squad/decisions/inbox" in listed and ".squad" in listed
+
+
+def _entry(project: Project, slug: str) -> InboxEntry:
+    return InboxEntry.objects.get(project=project, slug=slug)
 
 
 def test_without_its_triggers_the_export_looks_at_every_file(project, workspace, caplog):

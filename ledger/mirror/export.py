@@ -38,7 +38,7 @@ from ledger.mirror.pieces import Cache
 from ledger.mirror.render import Rendered, sha
 from ledger.mirror.reports import ExportReport
 from ledger.mirror.sources import Sources
-from ledger.mirror.targets import Drawn, Target, entry_paths, targets
+from ledger.mirror.targets import Target, entry_paths, targets
 from ledger.models import InboxEntry, MirrorFile, Project
 
 
@@ -107,16 +107,16 @@ def _folders_seen(workspace: fs.Workspace, layout: Layout, paths: Iterable[str])
     return found
 
 
-def _unchanged(state: FileState | None, target: Target, seen: dict[str, str]) -> bool:
-    """Whether the file is, for all the export can tell, what rendering it would give: its inputs and the
-    file itself are as the manifest recorded them when Canon last wrote or checked it."""
+def _unchanged(state: FileState | None, inputs: str, seen: dict[str, str]) -> bool:
+    """Whether the file is, for all the export can tell, what rendering it would give: its `inputs` and
+    the file itself are as the manifest recorded them when Canon last wrote or checked it."""
     return (
         state is not None
         and bool(state.inputs)
-        and state.inputs == target.inputs
+        and state.inputs == inputs
         and not state.pending_sha256
         and bool(state.seen)
-        and seen.get(target.path) == state.seen
+        and seen.get(state.path) == state.seen
     )
 
 
@@ -308,10 +308,6 @@ def _remove_stale(
             report.removed.append(path)
 
 
-def _unknown(base: str | None, row: MirrorFile | None, cache: Cache) -> Drawn:
-    raise AssertionError("a file the last export left is rendered only once its kind is looked at again")
-
-
 def _gather(
     project: Project,
     layout: Layout,
@@ -321,10 +317,10 @@ def _gather(
     changed: changes.Changes | None,
     seen: dict[str, str],
     homes: object,
-) -> list[Target]:
+) -> tuple[list[Target], list[str]]:
     """The files the ledger should be in: those of the kinds in `look` with the fingerprints of their
-    inputs; those the `changed` rows touch (`partial`); the others as the last export left them, unless
-    the workspace shows one changed, which has its kind looked at too."""
+    inputs, and those the `changed` rows touch (`partial`), as targets; and the paths of the others,
+    as the last export left them. A file the workspace shows changed has its kind looked at too."""
     found: list[Target] = []
     gone: set[str] = set()
     for kind in sorted(k for k in (changes.DECISION, changes.MEMORY, changes.ENTRY) if changed is not None):
@@ -345,21 +341,21 @@ def _gather(
             found += part
     for kind in sorted(look):
         found += targets(kind, project, layout, files, rows)
-    held = {t.path for t in found}
+    held = {t.path for t in found} | gone
     kept_as_left = set(changes.KINDS) - look
     kinds = changes.kinds_of(files, layout)
     left = [
-        Target(path, state.inputs, _unknown)
+        path
         for path, state in files.items()
-        if kinds[path] in kept_as_left and state.inputs and path not in held and path not in gone
+        if kinds[path] in kept_as_left and state.inputs and path not in held
     ]
-    again = {kinds[t.path] for t in left if not _unchanged(files[t.path], t, seen)}
+    again = {kinds[path] for path in left if not _unchanged(files[path], files[path].inputs, seen)}
     if not again:
-        return found + left
-    found = [t for t in found + left if changes.kind_of(t.path, layout) not in again]
+        return found, left
+    found = [t for t in found if changes.kind_of(t.path, layout) not in again]
     for kind in sorted(k for k in again if k is not None):
         found += targets(kind, project, layout, files, rows)
-    return found
+    return found, [path for path in left if kinds[path] not in again]
 
 
 def export_project(
@@ -394,16 +390,14 @@ def export_project(
         left = last.get("folders") or {}
         seen = _survey(workspace, layout, files, clean=not dry_run, every=every or not trusted, left=left)
         sources = Sources(project)
-        found = sorted(
-            _gather(
-                project, layout, files, sources, look, changed if trusted else None, seen, last.get("homes")
-            ),
-            key=lambda t: t.path,
+        gathered, left = _gather(
+            project, layout, files, sources, look, changed if trusted else None, seen, last.get("homes")
         )
+        # A file left as the last export left it was found unchanged already.
+        report.unchanged += left
         dirty = []
-        for target in found:
-            # A file left as the last export left it was found unchanged already.
-            if target.render is _unknown or (not full and _unchanged(files.get(target.path), target, seen)):
+        for target in sorted(gathered, key=lambda t: t.path):
+            if not full and _unchanged(files.get(target.path), target.inputs, seen):
                 report.unchanged.append(target.path)
             else:
                 dirty.append(target)
@@ -424,7 +418,8 @@ def export_project(
             _apply(workspace, writes, report)
         flagged = [p for p, _ in report.kept[told[0] :] + report.errors[told[1] :]]
         decided.remove_decided(project, workspace, files, decided_files, report)
-        _remove_stale(project, workspace, files, {t.path for t in found}, report, flagged)
+        _remove_stale(project, workspace, files, {t.path for t in gathered} | set(left), report, flagged)
+        report.unchanged.sort()
         if not dry_run:
             recheck = {changes.kind_of(path, layout) for path in flagged}
             changes.forget(project, changed)

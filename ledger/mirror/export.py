@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from django.db.models import F, Value
+from django.db.models import F, Q, Value
 from django.db.models.functions import Concat
 from django.utils import timezone
 
@@ -358,6 +358,36 @@ def _gather(
     return found, [path for path in left if kinds[path] not in again]
 
 
+# More changed entries than this: the export after a write reads the inbox's manifest whole.
+FEW_ENTRIES = 250
+
+
+def _entries_changed(
+    project: Project, layout: Layout, last: dict[str, Any], changed: changes.Changes
+) -> list[str] | None:
+    """The paths the files of the changed entries may have (`entry_paths`); None when there are many,
+    or when the last export left an inbox file to look at again."""
+    ids = changed.rows.get(changes.ENTRY, set())
+    if changes.ENTRY in last.get("recheck", []) or len(ids) > FEW_ENTRIES:
+        return None
+    return sorted(entry_paths(project, layout, ids))
+
+
+def _narrowed(
+    project: Project, workspace: fs.Workspace, layout: Layout, last: dict[str, Any]
+) -> list[str] | None:
+    """What the export after a write reads of the inbox's manifest: when no file was created, removed or
+    renamed in the inbox folder since the last export (`_survey`), the adopted files (`decided`) and those
+    of the entries changed since, the only ones it may write or remove; None: all of it."""
+    try:
+        shown = workspace.folder_seen(layout.inbox)
+    except fs.UnsafePath:
+        return None
+    if (last.get("folders") or {}).get(layout.inbox) != (shown or ""):
+        return None
+    return _entries_changed(project, layout, last, changes.read(project))
+
+
 def export_project(
     project: Project,
     *,
@@ -373,7 +403,11 @@ def export_project(
     report = ExportReport(dry_run=dry_run)
     with manifest.project_lock(project), fs.Workspace(root) as workspace:
         layout = Layout.of(workspace)
-        files = manifest.states(project, workspace, dry_run=dry_run)
+        last = changes.left_by_last(project)
+        # The export after a write reads of the inbox's manifest only what it needs (`_narrowed`).
+        keep = None if every or full or dry_run else _narrowed(project, workspace, layout, last)
+        inbox = None if keep is None else layout.inbox
+        files = manifest.states(project, workspace, dry_run=dry_run, inbox=inbox, keep=keep or ())
         decided_files = decided.decided_inbox_files(project, workspace, layout, files, report)
         # The files this export keeps or cannot write (those from here on) it looks at again next time.
         told = len(report.kept), len(report.errors)
@@ -381,9 +415,15 @@ def export_project(
             decided.keep_team_text(project, decided_files)
         # Read after the decisions that took their file's text were written: that change is among them.
         changed = changes.read(project)
-        last = changes.left_by_last(project)
         look = set(changes.KINDS)
         trusted = not full and changes.trusted(project, layout, last, changed)
+        if keep is not None:
+            # Entries changed meanwhile: their files too, or the whole manifest when it cannot be narrowed.
+            more = _entries_changed(project, layout, last, changed) if trusted else None
+            if more is None:
+                files = manifest.states(project, workspace, dry_run=dry_run)
+            elif set(more) - set(keep):
+                files.update(manifest.states_where(project, Q(path__in=sorted(set(more) - set(keep)))))
         if trusted:
             # The files the changed rows touch (`_gather`), every file of a kind looked at again.
             look = ({changes.SESSION} & changed.kinds) | (set(last.get("recheck", [])) & changes.KINDS)

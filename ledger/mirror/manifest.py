@@ -212,22 +212,41 @@ _STATE_FIELDS = (
 )
 
 
-def states(project: Project, workspace: fs.Workspace, *, dry_run: bool) -> dict[str, FileState]:
+def states(
+    project: Project,
+    workspace: fs.Workspace,
+    *,
+    dry_run: bool,
+    inbox: str | None = None,
+    keep: Iterable[str] = (),
+) -> dict[str, FileState]:
     """The project's manifest by path, light (`FileState`); the first release's manifest taken over the
-    first time, as `load` does."""
-    adopted = ExpressionWrapper(Q(adopted_at__isnull=False), output_field=BooleanField())
-    rows = MirrorFile.objects.filter(project=project).annotate(is_adopted=adopted).values_list(*_STATE_FIELDS)
-    # The values as the database gives them (no conversion each: 0 and 1 serve as False and True).
-    sql, params = rows.query.sql_with_params()
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        found = {values[0]: FileState(*values) for values in cursor.fetchall()}
-    if found:
+    first time, as `load` does. With `inbox` (a folder), its files are left out but those adopted and
+    those of `keep`."""
+    found = states_where(
+        project, None if inbox is None else ~Q(path__startswith=f"{inbox}/") | Q(path__in=sorted(keep))
+    )
+    if found or inbox is not None:
         return found
     return {
         path: FileState(path, row.sha256, row.pending_sha256, row.adopted_sha256, row.adopted, None, "", "")
         for path, row in load(project, workspace, dry_run=dry_run).items()
     }
+
+
+def states_where(project: Project, where: Q | None) -> dict[str, FileState]:
+    """`FileState` of the manifest's rows `where` says and of every row adopted; of all rows without."""
+    adopted = Q(adopted_at__isnull=False)
+    rows = (
+        MirrorFile.objects.filter(Q() if where is None else where | adopted, project=project)
+        .annotate(is_adopted=ExpressionWrapper(adopted, output_field=BooleanField()))
+        .values_list(*_STATE_FIELDS)
+    )
+    # The values as the database gives them (no conversion each: 0 and 1 serve as False and True).
+    sql, params = rows.query.sql_with_params()
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return {values[0]: FileState(*values) for values in cursor.fetchall()}
 
 
 def rows(project: Project, paths: Iterable[str]) -> dict[str, MirrorFile]:

@@ -19,7 +19,7 @@ import pytest
 from django.db import connection, transaction
 
 from ledger import mirror, services
-from ledger.mirror import changes, fs, render, splice
+from ledger.mirror import changes, decided, fs, manifest, render, splice
 from ledger.mirror import export as mirror_export
 from ledger.models import (
     AgentMemory,
@@ -350,6 +350,51 @@ def test_the_export_after_a_write_lists_only_the_folders_that_changed(project, w
     listed.clear()
     report = mirror.export_project(project)
     assert ".squad/decisions/inbox" in listed and ".squad" in listed
+
+
+def test_the_export_after_a_write_reads_the_manifest_of_the_entries_it_touches(
+    project, workspace, monkeypatch
+):
+    for n in range(4):
+        services.entry_submit(project=project, agent_name="Bob", slug=f"e{n}", type="scope", content=f"{n}.")
+    mirror.export_project(project)
+    read: list[list[str]] = []
+    real_states = manifest.states_where
+
+    def states_where(project: Project, where: Any) -> dict[str, Any]:
+        found = real_states(project, where)
+        read.append(sorted(path for path in found if "/inbox/" in path))
+        return found
+
+    monkeypatch.setattr(manifest, "states_where", states_where)
+    inbox = ".squad/decisions/inbox"
+    services.entry_edit(project=project, entry_id=_entry(project, "e1").pk, by="lead", content="Edited.")
+    report = mirror.export_project(project, every=False)
+    assert report.written == [f"{inbox}/e1.md"] and read == [[f"{inbox}/e1.md"]]
+
+    # An entry decided: its file leaves the inbox.
+    services.entry_reject(project=project, entry_id=_entry(project, "e2").pk, by="lead")
+    read.clear()
+    report = mirror.export_project(project, every=False)
+    assert report.removed == [f"{inbox}/e2.md"] and read == [[f"{inbox}/e2.md"]]
+
+    # An entry edited while the export runs (after it read the inbox's manifest): its file is read too.
+    real_keep = decided.keep_team_text
+
+    def meanwhile(project: Project, found: Any) -> None:
+        services.entry_edit(project=project, entry_id=_entry(project, "e3").pk, by="lead", content="Now.")
+        real_keep(project, found)
+
+    monkeypatch.setattr(decided, "keep_team_text", meanwhile)
+    services.entry_edit(project=project, entry_id=_entry(project, "e0").pk, by="lead", content="Zero.")
+    read.clear()
+    report = mirror.export_project(project, every=False)
+    assert report.written == [f"{inbox}/e0.md", f"{inbox}/e3.md"] and not report.kept
+    assert read == [[f"{inbox}/e0.md"], [f"{inbox}/e3.md"]]
+    monkeypatch.undo()
+    full = workspace.parent / "full"
+    full.mkdir()
+    assert full_export(project, full) == files_of(workspace)
 
 
 def _entry(project: Project, slug: str) -> InboxEntry:

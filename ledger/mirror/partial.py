@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.db.models import Exists, OuterRef, Q
+from django.db.models.fields.json import KeyTextTransform
 
 from ledger.mirror import render, sources, splice
 from ledger.mirror.manifest import FileState
@@ -195,10 +196,17 @@ def _own(project: Project) -> set[int]:
 
 
 def _listed_in(project: Project, path: str, keys: set[str]) -> bool:
-    """Whether the file Canon last wrote at `path` holds a row of these keys."""
-    pieces = MirrorFile.objects.filter(project=project, path=path).values_list("pieces", flat=True).first()
-    held = str((pieces or {}).get("rows") or "")
-    return any(f"{key}\t" in held for key in keys)
+    """Whether the file Canon last wrote at `path` holds a row of these keys (asked of the database: the
+    rows of its pieces are not read)."""
+    holds = Q()
+    for key in keys:
+        holds |= Q(rows__contains=f"{key}\t")
+    return (
+        MirrorFile.objects.filter(project=project, path=path)
+        .annotate(rows=KeyTextTransform("rows", "pieces"))
+        .filter(holds)
+        .exists()
+    )
 
 
 def _moved_patterns(rows: Sources, changed: list[MemoryRow], keys: set[str]) -> dict[str, splice.Moved]:

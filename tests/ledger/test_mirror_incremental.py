@@ -19,8 +19,9 @@ import pytest
 from django.db import connection, transaction
 
 from ledger import mirror, services
-from ledger.mirror import changes, decided, fs, manifest, render, splice
+from ledger.mirror import changes, decided, fs, manifest, partial, render, splice
 from ledger.mirror import export as mirror_export
+from ledger.mirror.paths import PATTERNS
 from ledger.models import (
     AgentMemory,
     Decision,
@@ -447,3 +448,19 @@ def test_a_full_export_repairs_what_a_write_outside_the_services_left_behind(pro
     assert "Before." in history.read_text()
     assert mirror.export_project(project, full=True).written == [".squad/agents/alice/history.md"]
     assert "After." in history.read_text()
+
+
+def test_whether_patterns_md_holds_a_memory_is_asked_of_its_pieces(project, workspace):
+    patterns = [
+        services.memory_record(project=project, agent_name="Rai", type="pattern", content=f"Pattern {n}.")
+        for n in range(12)
+    ]
+    services.memory_record(project=project, agent_name="Rai", type="learning", content="Not a pattern.")
+    mirror.export_project(project)
+    first, twelfth = patterns[0].pk, patterns[11].pk
+    assert partial._listed_in(project, PATTERNS, {f"agentmemory:{first}"})
+    assert partial._listed_in(project, PATTERNS, {"agentmemory:0", f"agentmemory:{twelfth}"})
+    # A key another key starts with is not taken for it.
+    missing = max(m.pk for m in AgentMemory.objects.all()) + 1
+    assert not partial._listed_in(project, PATTERNS, {f"agentmemory:{missing}", "agentmemory:"})
+    assert not partial._listed_in(project, ".squad/decisions.md", {f"agentmemory:{first}"})

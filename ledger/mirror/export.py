@@ -421,12 +421,17 @@ def export_project(
             # Entries changed meanwhile: their files too, or the whole manifest when it cannot be narrowed.
             more = _entries_changed(project, layout, last, changed) if trusted else None
             if more is None:
-                files = manifest.states(project, workspace, dry_run=dry_run)
+                files, keep = manifest.states(project, workspace, dry_run=dry_run), None
             elif set(more) - set(keep):
                 files.update(manifest.states_where(project, Q(path__in=sorted(set(more) - set(keep)))))
         if trusted:
             # The files the changed rows touch (`_gather`), every file of a kind looked at again.
             look = ({changes.SESSION} & changed.kinds) | (set(last.get("recheck", [])) & changes.KINDS)
+        if keep is not None:
+            # The inbox files Canon wrote that this export does not read are as the last one left them.
+            prefix = f"{layout.inbox}/"
+            read = sum(1 for path, state in files.items() if path.startswith(prefix) and not state.adopted)
+            report.unread = manifest.count_under(project, layout.inbox) - read
         left = last.get("folders") or {}
         seen = _survey(workspace, layout, files, clean=not dry_run, every=every or not trusted, left=left)
         sources = Sources(project)

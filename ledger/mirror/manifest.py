@@ -249,6 +249,12 @@ def states_where(project: Project, where: Q | None) -> dict[str, FileState]:
         return {values[0]: FileState(*values) for values in cursor.fetchall()}
 
 
+def count_under(project: Project, folder: str) -> int:
+    """How many files in `folder` the manifest knows as Canon's own (not adopted)."""
+    own = MirrorFile.objects.filter(project=project, path__startswith=f"{folder}/", adopted_at__isnull=True)
+    return own.count()
+
+
 def rows(project: Project, paths: Iterable[str]) -> dict[str, MirrorFile]:
     """The manifest's whole rows (with the parts they know) of these paths, those it has."""
     wanted = sorted(set(paths))

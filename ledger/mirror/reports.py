@@ -23,6 +23,9 @@ class ExportReport:
     backed_up: list[tuple[str, str]] = field(default_factory=list)
     errors: list[tuple[str, str]] = field(default_factory=list)
     dry_run: bool = False
+    # Inbox files left as they were without being looked at (by the export after a write), counted with
+    # `unchanged`.
+    unread: int = 0
 
     @property
     def ok(self) -> bool:
@@ -33,7 +36,7 @@ class ExportReport:
             "ok": self.ok,
             "dry_run": self.dry_run,
             "written": self.written,
-            "unchanged": len(self.unchanged),
+            "unchanged": len(self.unchanged) + self.unread,
             "removed": self.removed,
             "kept": _pairs(self.kept, "reason"),
             "backed_up": _pairs(self.backed_up, "backup"),
@@ -43,9 +46,9 @@ class ExportReport:
     def summary(self) -> str:
         verb = "would be " if self.dry_run else ""
         return (
-            f"{len(self.written)} {verb}written, {len(self.unchanged)} unchanged, {len(self.removed)} "
-            f"{verb}removed, {len(self.kept)} kept, {len(self.backed_up)} {verb}backed up, "
-            f"{len(self.errors)} errors"
+            f"{len(self.written)} {verb}written, {len(self.unchanged) + self.unread} unchanged, "
+            f"{len(self.removed)} {verb}removed, {len(self.kept)} kept, "
+            f"{len(self.backed_up)} {verb}backed up, {len(self.errors)} errors"
         )
 
 

@@ -372,6 +372,9 @@ def test_the_export_after_a_write_reads_the_manifest_of_the_entries_it_touches(
     services.entry_edit(project=project, entry_id=_entry(project, "e1").pk, by="lead", content="Edited.")
     report = mirror.export_project(project, every=False)
     assert report.written == [f"{inbox}/e1.md"] and read == [[f"{inbox}/e1.md"]]
+    # The files it did not read count as unchanged, as an export reading them would find them.
+    others = MirrorFile.objects.filter(project=project).count() - 1
+    assert report.as_dict()["unchanged"] == others and f"1 written, {others} unchanged" in report.summary()
 
     # An entry decided: its file leaves the inbox.
     services.entry_reject(project=project, entry_id=_entry(project, "e2").pk, by="lead")

@@ -3,6 +3,9 @@ a stored one by the columns asked for alone, JSON full of quotes and odd text in
 
 from __future__ import annotations
 
+import pytest
+from django.db import connection
+
 from ledger.mirror import manifest
 from ledger.models import MirrorFile, Project
 
@@ -58,3 +61,14 @@ def test_a_stored_row_changes_by_the_columns_asked_for_alone(project: Project) -
 def test_storing_no_row_sends_nothing(project: Project, django_assert_num_queries) -> None:  # type: ignore[no-untyped-def]
     with django_assert_num_queries(0):
         manifest.store([], manifest.RECORDED)
+
+
+@pytest.mark.postgresql_only
+@pytest.mark.django_db
+def test_what_canon_knows_of_a_files_rows_is_stored_uncompressed_on_postgresql() -> None:
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT attname, attstorage FROM pg_attribute WHERE attrelid = 'ledger_mirrorfile'::regclass"
+            " AND attname IN ('parts', 'placed', 'pieces') ORDER BY attname"
+        )
+        assert cursor.fetchall() == [("parts", "e"), ("pieces", "e"), ("placed", "e")]

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from django.utils import timezone
 
 from ledger import services
-from ledger.mirror import fs, render
+from ledger.mirror import backups, fs, render
 from ledger.mirror.adopt.foreign import MAX_IMPORT_BYTES
 from ledger.mirror.adopt.proposals import parse_inbox_file
 from ledger.mirror.manifest import FileState
@@ -143,7 +143,7 @@ def remove_decided(
             if current is not None:
                 report.kept.append((path, "changed outside Canon while it was exported; left in place"))
             continue
-        copy = fs.backup(current, project_slug=project.slug, relative=path, when=timezone.now())
+        copy = backups.backup(current, project_slug=project.slug, relative=path, when=timezone.now())
         report.backed_up.append((path, str(copy)))
         try:
             workspace.remove(path)

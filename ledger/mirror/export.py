@@ -30,7 +30,7 @@ from django.db.models import F, Q, Value
 from django.db.models.functions import Concat
 from django.utils import timezone
 
-from ledger.mirror import changes, decided, fs, manifest, partial, pieces
+from ledger.mirror import backups, changes, decided, fs, manifest, partial, pieces
 from ledger.mirror.adopt.foreign import MAX_ADOPT_BYTES
 from ledger.mirror.manifest import FileState
 from ledger.mirror.paths import Layout
@@ -186,7 +186,7 @@ def _plan(
         if report.dry_run:
             report.backed_up.append((path, "(a copy in the data directory)"))
         else:
-            copy = fs.backup(current, project_slug=project.slug, relative=path, when=timezone.now())
+            copy = backups.backup(current, project_slug=project.slug, relative=path, when=timezone.now())
             row.backup = str(copy)
             report.backed_up.append((path, str(copy)))
     row.pending_sha256 = sha(data)

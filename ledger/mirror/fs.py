@@ -1,4 +1,4 @@
-"""Safe file access inside a workspace, and backups into Canon's own data directory.
+"""Safe file access inside a workspace (the copies Canon keeps of what it replaces: `backups`).
 
 A workspace belongs to a team and is treated as hostile. Every access walks the relative path one
 component at a time from the workspace's directory handle with `O_NOFOLLOW`, and every file operation
@@ -17,19 +17,17 @@ import re
 import secrets
 import stat
 from collections.abc import Callable
-from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
-
-from django.conf import settings
 
 __all__ = [
     "TEMP_PREFIX",
     "FileTooLarge",
     "UnsafePath",
     "Workspace",
-    "backup",
+    "path_parts",
     "seen",
+    "write_all",
 ]
 
 TEMP_PREFIX = ".canon."
@@ -78,7 +76,7 @@ def _step(name: str) -> None:
     """Mark a step of `Workspace.write`; does nothing (tests replace it to simulate a crash there)."""
 
 
-def _parts(relative: str, *, allow_root: bool = False) -> list[str]:
+def path_parts(relative: str, *, allow_root: bool = False) -> list[str]:
     """Split a workspace-relative path on `/`, refusing absolute paths and `..`, `.` or empty parts.
 
     With `allow_root`, the empty string names the workspace folder itself and gives no parts.
@@ -134,7 +132,7 @@ def _temp_name(name: str) -> str:
     return f"{TEMP_PREFIX}{name[:_TEMP_NAME_MAX]}.{suffix}.tmp"
 
 
-def _write_all(fd: int, data: bytes) -> None:
+def write_all(fd: int, data: bytes) -> None:
     """Write every byte of `data` to `fd`, however short the individual writes are."""
     view = memoryview(data)
     while view:
@@ -235,7 +233,7 @@ class Workspace:
 
     def _open_parent(self, relative: str, *, create: bool = False) -> tuple[int | None, str]:
         """Open the folder holding `relative` and return its handle (None when absent) and the name."""
-        parts = _parts(relative)
+        parts = path_parts(relative)
         return self._open_dir(parts[:-1], create=create), parts[-1]
 
     def _lstat(self, relative: str) -> os.stat_result | None:
@@ -348,11 +346,11 @@ class Workspace:
                 try:
                     parent, _, name = relative.rpartition("/")
                     if parent not in folders:
-                        folders[parent] = self._open_dir(_parts(parent, allow_root=True), create=True)
+                        folders[parent] = self._open_dir(path_parts(parent, allow_root=True), create=True)
                     dir_fd = folders[parent]
                     if dir_fd is None:
                         raise FileNotFoundError(errno.ENOENT, "folder removed while written", relative)
-                    _parts(relative)
+                    path_parts(relative)
                     temp, written = self._stage(dir_fd, name, relative, data, sync=not batch)
                 except (OSError, UnsafePath) as exc:
                     results[relative] = exc
@@ -406,7 +404,7 @@ class Workspace:
         try:
             try:
                 _step("temp-created")
-                _write_all(fd, data)
+                write_all(fd, data)
                 _step("temp-written")
                 os.fchmod(fd, mode)
                 if sync:
@@ -459,7 +457,7 @@ class Workspace:
 
         The caller must close the returned handle.
         """
-        dir_fd = self._open_dir(_parts(relative_dir, allow_root=True))
+        dir_fd = self._open_dir(path_parts(relative_dir, allow_root=True))
         if dir_fd is None:
             return None
         try:
@@ -521,7 +519,7 @@ class Workspace:
         """What `seen` says of the folder `relative_dir` itself, None when absent: its modification time
         changes whenever a file in it is created, removed or renamed (a file edited in place leaves it).
         Raises UnsafePath for a link or a non-folder on the way or there."""
-        dir_fd = self._open_dir(_parts(relative_dir, allow_root=True))
+        dir_fd = self._open_dir(path_parts(relative_dir, allow_root=True))
         if dir_fd is None:
             return None
         try:
@@ -575,45 +573,3 @@ class Workspace:
         finally:
             os.close(dir_fd)
         return found, sorted(removed)
-
-
-def backup(data: bytes, *, project_slug: str, relative: str, when: datetime) -> Path:
-    """Write a copy of `data` under `CANON_DATA_DIR/backups/<project_slug>/<when>/<relative>` and
-    return its path.
-
-    `when` is written as `%Y%m%dT%H%M%S%fZ` (an aware time is converted to UTC first). Folders are
-    created; an existing copy is never overwritten: the file is created with O_EXCL, and when the name
-    is taken a counter is added before the extension (`notes.1.md`, `notes.2.md`, ...). Raises
-    UnsafePath for a slug or a relative path with `..`, `.`, empty parts, or an absolute path.
-    """
-    slug_parts = _parts(project_slug)
-    if len(slug_parts) != 1:
-        raise UnsafePath(f"project slug refused: {project_slug!r}")
-    parts = _parts(relative)
-    if when.tzinfo is not None:
-        when = when.astimezone(UTC)
-    folder = Path(settings.CANON_DATA_DIR) / "backups" / project_slug / f"{when:%Y%m%dT%H%M%S%fZ}"
-    folder = folder.joinpath(*parts[:-1])
-    folder.mkdir(parents=True, exist_ok=True)
-    name = Path(parts[-1])
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
-    counter = 0
-    while True:
-        candidate = folder / (name.name if counter == 0 else f"{name.stem}.{counter}{name.suffix}")
-        try:
-            fd = os.open(candidate, flags, 0o666)
-        except FileExistsError:
-            counter += 1
-            continue
-        break
-    try:
-        try:
-            _write_all(fd, data)
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(candidate)
-        raise
-    return candidate

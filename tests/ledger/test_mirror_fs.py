@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from ledger.mirror import fs
+from ledger.mirror import backups, fs
 
 STEPS = ["temp-created", "temp-written", "temp-synced", "renamed"]
 UNSAFE_PATHS = ["..", "../x.md", "a/../b.md", "/etc/passwd", ".", "./x.md", "a//b.md", "a/", ""]
@@ -448,35 +448,35 @@ WHEN = datetime(2025, 3, 4, 5, 6, 7, 890123, tzinfo=UTC)
 
 
 def test_backup_writes_a_copy_under_the_data_dir(data_dir: Path) -> None:
-    path = fs.backup(b"team text", project_slug="alpha", relative="docs/a.md", when=WHEN)
+    path = backups.backup(b"team text", project_slug="alpha", relative="docs/a.md", when=WHEN)
     assert path == data_dir / "backups" / "alpha" / "20250304T050607890123Z" / "docs" / "a.md"
     assert path.read_bytes() == b"team text"
 
 
 def test_backup_never_overwrites_an_existing_copy(data_dir: Path) -> None:
-    first = fs.backup(b"first", project_slug="alpha", relative="docs/a.md", when=WHEN)
-    second = fs.backup(b"second", project_slug="alpha", relative="docs/a.md", when=WHEN)
-    third = fs.backup(b"third", project_slug="alpha", relative="docs/a.md", when=WHEN)
+    first = backups.backup(b"first", project_slug="alpha", relative="docs/a.md", when=WHEN)
+    second = backups.backup(b"second", project_slug="alpha", relative="docs/a.md", when=WHEN)
+    third = backups.backup(b"third", project_slug="alpha", relative="docs/a.md", when=WHEN)
     assert [first.name, second.name, third.name] == ["a.md", "a.1.md", "a.2.md"]
     assert [p.read_bytes() for p in (first, second, third)] == [b"first", b"second", b"third"]
 
 
 def test_backup_writes_an_aware_time_in_utc(data_dir: Path) -> None:
     when = WHEN.astimezone(timezone(timedelta(hours=2)))
-    path = fs.backup(b"x", project_slug="alpha", relative="a.md", when=when)
+    path = backups.backup(b"x", project_slug="alpha", relative="a.md", when=when)
     assert path.parent.name == "20250304T050607890123Z"
 
 
 @pytest.mark.parametrize("relative", UNSAFE_PATHS)
 def test_backup_refuses_dot_dot_dot_empty_and_absolute_paths(data_dir: Path, relative: str) -> None:
     with pytest.raises(fs.UnsafePath):
-        fs.backup(b"x", project_slug="alpha", relative=relative, when=WHEN)
+        backups.backup(b"x", project_slug="alpha", relative=relative, when=WHEN)
 
 
 @pytest.mark.parametrize("slug", ["..", "a/b", "", "/abs"])
 def test_backup_refuses_an_unsafe_project_slug(data_dir: Path, slug: str) -> None:
     with pytest.raises(fs.UnsafePath):
-        fs.backup(b"x", project_slug=slug, relative="a.md", when=WHEN)
+        backups.backup(b"x", project_slug=slug, relative="a.md", when=WHEN)
 
 
 # -- a real kill -9 -------------------------------------------------------------------------------

@@ -1,8 +1,10 @@
 """Where each row's text stands in a file Canon wrote, so that rendering it again costs what changed.
 
 When Canon writes a file it records, per row the file holds, the row's stamp (what its text was drawn
-from: the row's `updated_at`, and a replacement's for a superseded decision) and where its text starts
-and ends in the file (`MirrorFile.pieces`). The next export of that file takes the text of every row
+from: the row's `updated_at`, and a replacement's for a superseded decision) and where its text stands
+in the file: how far after the previous row's text it starts, and its length (`MirrorFile.pieces`). A
+row's record changes only when its own text or what stands just before it does, whatever moved
+further up the file. The next export of that file takes the text of every row
 whose stamp is unchanged from the file itself, when the file is still exactly what Canon wrote (its
 sha256) and the rendering code is the same (`RENDERING`); only the other rows are rendered again. The
 layout of the file (which rows, where, with what between them) is decided afresh every time, so the
@@ -14,6 +16,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from itertools import accumulate
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +28,10 @@ def _rendering() -> str:
     """The version of the code that shapes the files' text: a release that changes it renders every
     file again once, whatever the fingerprints say."""
     digest = hashlib.sha256()
+    here = Path(__file__)
     files = [
+        here,
+        here.with_name("splice.py"),
         Path(render.__file__),
         Path(untrusted.__file__),
         *sorted(Path(squad.__file__).parent.glob("*.py")),
@@ -91,13 +97,14 @@ def cache(current: bytes | None, pieces: Mapping[str, Any], digest: str, parts: 
 
 @dataclass
 class Entries:
-    """The rows of a file, in the order it holds them, a list per column: each one's key, stamp, where
-    its text starts and ends, and (for a file listing rows oldest first) its place in that order
-    (`created_at` as stored, then the id) and, in the log, the heading level of its block; and the line
-    of the pieces that says so."""
+    """The rows of a file, in the order it holds them, a list per column: each one's key, stamp, how far
+    after the previous row's text (or the file's start) its text starts, where it starts and ends, and
+    (for a file listing rows oldest first) its place in that order (`created_at` as stored, then the
+    id) and, in the log, the heading level of its block; and the line of the pieces that says so."""
 
     keys: list[str] = field(default_factory=list)
     stamps: list[str] = field(default_factory=list)
+    gaps: list[int] = field(default_factory=list)
     starts: list[int] = field(default_factory=list)
     ends: list[int] = field(default_factory=list)
     orders: list[str] = field(default_factory=list)
@@ -116,22 +123,30 @@ class Entries:
         if len(fields) % 6:
             return None
         try:
-            found = cls(
-                fields[0::6],
-                fields[1::6],
-                [int(n) for n in fields[2::6]],
-                [int(n) for n in fields[3::6]],
-                fields[4::6],
-                fields[5::6],
-                lines.splitlines(keepends=True),
-            )
+            gaps = [int(n) for n in fields[2::6]]
+            lengths = [int(n) for n in fields[3::6]]
         except ValueError:
             return None
+        if min(gaps, default=0) < 0 or min(lengths, default=0) < 0:
+            return None
+        ends = list(accumulate(gap + length for gap, length in zip(gaps, lengths, strict=True)))
+        starts = [end - length for end, length in zip(ends, lengths, strict=True)]
+        found = cls(
+            fields[0::6],
+            fields[1::6],
+            gaps,
+            starts,
+            ends,
+            fields[4::6],
+            fields[5::6],
+            lines.splitlines(keepends=True),
+        )
         return found if len(found.lines) == len(found.keys) else None
 
 
-def line(key: str, stamp: str, start: int, end: int, order: str = "", level: str = "") -> str:
-    return f"{key}\t{stamp}\t{start}\t{end}\t{order}\t{level}\n"
+def line(key: str, stamp: str, gap: int, length: int, order: str = "", level: str = "") -> str:
+    """A row's line of the pieces: its text starts `gap` characters after the previous row's ends."""
+    return f"{key}\t{stamp}\t{gap}\t{length}\t{order}\t{level}\n"
 
 
 def record(
@@ -145,7 +160,7 @@ def record(
     """The pieces of a file about to be written: for each row in `order` (its key and its text, in the
     order the file holds them) that has a stamp, the stamp, where the text stands in `text`, and its
     `marks` (its place in the file's order, its heading level); a line per row,
-    `{key}\t{stamp}\t{start}\t{end}\t{order}\t{level}` (one string is read and written much faster
+    `{key}\t{stamp}\t{gap}\t{length}\t{order}\t{level}` (one string is read and written much faster
     than as many JSON values). `lines`: those lines, when known already."""
     if lines is not None:
         return {"rendering": Cache.RENDERING, "sha256": digest, "rows": lines} if lines else {}
@@ -162,7 +177,7 @@ def record(
         if at < 0:
             continue
         place, level = marks.get(key, ("", ""))
-        rows.append(line(key, stamp, at, at + len(piece), place, level))
+        rows.append(line(key, stamp, at - cursor, len(piece), place, level))
         cursor = at + len(piece)
     if not rows:
         return {}

@@ -69,9 +69,9 @@ def _shaped(cache: Cache, head: str, levels: list[int], log: bool) -> bool:
     if not old:
         return len(text) == len(lead)
     return (
-        old.starts[0] == len(lead)
+        old.gaps[0] == len(lead)
         and old.ends[-1] == len(text)
-        and all(start == end + gap for end, start in zip(old.ends, old.starts[1:], strict=False))
+        and all(between == gap for between in old.gaps[1:])
     )
 
 
@@ -79,8 +79,9 @@ def resplice(cache: Cache, head: str, moved: Mapping[str, Moved], *, log: bool =
     """The file `cache` holds with the `moved` rows taken out and put back where they go; None when the
     file is not exactly the shape this reads, or too much changed.
 
-    The rows that did not move keep their text, and their line of the pieces too, as long as nothing
-    before them changed length; the runs of them between two moved rows are copied whole."""
+    The rows that did not move keep their text, and their line of the pieces too (which says where
+    the text stands from the end of the row before: the same wherever the row now is, but first); the
+    runs of them between two moved rows are copied whole."""
     old = cache.entries
     try:
         levels = [int(n) for n in old.levels] if log else []
@@ -108,16 +109,16 @@ def resplice(cache: Cache, head: str, moved: Mapping[str, Moved], *, log: bool =
     out = Spliced()
     segments: list[str] = []
     lines: list[str] = []
-    at = len(lead)
     n = 0
     while n < len(order):
         item = order[n]
+        # How far this row's text starts after the previous one's ends.
+        before = gap if n else len(lead)
         if isinstance(item, Moved):
             place, level = (item.order or ("", 0))[0], str(item.level) if log else ""
             segments.append(item.text)
-            lines.append(line(item.key, item.stamp, at, at + len(item.text), place, level))
+            lines.append(line(item.key, item.stamp, before, len(item.text), place, level))
             out.keys.append(item.key)
-            at += len(item.text) + gap
             n += 1
             continue
         run = 1
@@ -125,21 +126,15 @@ def resplice(cache: Cache, head: str, moved: Mapping[str, Moved], *, log: bool =
             run += 1
         end = item + run
         segments.append(text[old.starts[item] : old.ends[end - 1]])
-        delta = at - old.starts[item]
-        if delta:
-            lines += map(
-                line,
-                old.keys[item:end],
-                old.stamps[item:end],
-                [s + delta for s in old.starts[item:end]],
-                [e + delta for e in old.ends[item:end]],
-                old.orders[item:end],
-                old.levels[item:end],
-            )
-        else:
+        if old.gaps[item] == before:
             lines += old.lines[item:end]
+        else:
+            length = old.ends[item] - old.starts[item]
+            lines.append(
+                line(old.keys[item], old.stamps[item], before, length, old.orders[item], old.levels[item])
+            )
+            lines += old.lines[item + 1 : end]
         out.keys += old.keys[item:end]
-        at = old.ends[end - 1] + delta + gap
         n += run
     out.text = lead + separator.join(segments)
     out.lines = "".join(lines)

@@ -292,6 +292,32 @@ def test_the_rows_that_did_not_change_keep_the_text_the_file_holds(project, work
     assert full_export(project, full) == files_of(workspace)
 
 
+def test_a_row_that_grew_changes_its_own_line_of_the_pieces_alone(project, workspace):
+    """Each line says where its row's text stands from the end of the row before: the rows after one
+    that changed length keep their lines, so what is stored of them does not change."""
+    for n in range(6):
+        services.decision_create(
+            project=project, agent_name="lead", type="scope", title=f"T{n}", content="C", by="l"
+        )
+    mirror.export_project(project)
+
+    def lines() -> dict[str, str]:
+        row = MirrorFile.objects.get(project=project, path=".squad/decisions.md")
+        return {line.split("\t")[0]: line for line in row.pieces["rows"].splitlines()}
+
+    before = lines()
+    first = Decision.objects.filter(project=project).order_by("pk").first()
+    assert first is not None
+    services.decision_edit(project=project, decision_id=first.pk, by="lead", content="Much longer now. " * 9)
+    assert ".squad/decisions.md" in mirror.export_project(project).written
+    after = lines()
+    key = f"decision:{first.pk}"
+    assert after.keys() == before.keys() and after[key] != before[key]
+    assert {k: v for k, v in after.items() if k != key} == {k: v for k, v in before.items() if k != key}
+    text = (workspace / ".squad/decisions.md").read_text(encoding="utf-8")
+    assert text.count("Much longer now.") == 9
+
+
 def test_a_file_changed_in_the_workspace_is_looked_at_again(project, workspace):
     services.entry_submit(project=project, agent_name="Bob", slug="one", type="scope", content="X.")
     mirror.export_project(project)

@@ -739,6 +739,25 @@ class MirrorFile(models.Model):
         return digest in {self.sha256, self.pending_sha256, self.adopted_sha256} - {""}
 
 
+class MirrorChunk(models.Model):
+    """A piece of what the manifest knows of a big file (its parts, the rows ever placed in it, its
+    pieces): a column of `MirrorFile` that holds many items keeps the digests of its chunks, and each
+    chunk is stored once, named by the digest of its text (`ledger.mirror.chunks`). A write stores the
+    chunks that changed, not the whole value."""
+
+    file = models.ForeignKey(MirrorFile, on_delete=models.CASCADE, related_name="chunks")
+    digest = models.CharField(max_length=32)
+    text = models.TextField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["file", "digest"], name="ledger_mirrorchunk_unique_digest"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.digest} of {self.file_id}"
+
+
 class MirrorState(models.Model):
     """Who is importing or exporting a project's workspace now: one process at a time, on any host.
 

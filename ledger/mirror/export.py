@@ -30,7 +30,7 @@ from django.db.models import F, Q, Value
 from django.db.models.functions import Concat
 from django.utils import timezone
 
-from ledger.mirror import backups, changes, decided, fs, manifest, partial, pieces
+from ledger.mirror import backups, changes, chunks, decided, fs, manifest, partial, pieces
 from ledger.mirror.adopt.foreign import MAX_ADOPT_BYTES
 from ledger.mirror.manifest import FileState
 from ledger.mirror.paths import Layout
@@ -199,34 +199,25 @@ def _save_pending(rows: list[MirrorFile]) -> None:
     manifest.store(rows, manifest.PENDING)
 
 
-# A manifest row that knows more parts than this is stored by an update of what changed in it.
-BIG = 200
-
-
 def _record(writes: list[tuple[Write, str]]) -> None:
     """Record what each write left (`seen`: what the workspace shows of the file, "" when the file
     stayed as it was): its parts and pieces, and the bytes written. A row that knows many parts (a log
-    of thousands of decisions) is updated with the columns that changed alone; the others are stored
-    together (`_save`)."""
+    of thousands of decisions) is updated with the columns that changed alone, its big ones in chunks
+    (`ledger.mirror.chunks`); the others are stored together (`_save`)."""
     rows = []
     for write, shown in writes:
         row, rendered = write.row, write.rendered
-        big = row.pk is not None and max(len(row.parts), len(rendered.parts)) > BIG
-        changed = {
-            name: value
-            for name, value in (
-                ("parts", rendered.parts),
-                ("placed", rendered.placed),
-                ("pieces", write.pieces),
-            )
-            if getattr(row, name) != value
-        }
+        now = {"parts": rendered.parts, "placed": rendered.placed, "pieces": write.pieces}
+        changed = [name for name, value in now.items() if getattr(row, name) != value]
         row.parts, row.placed, row.pieces = rendered.parts, rendered.placed, write.pieces
         if write.data:
             row.sha256, row.pending_sha256, row.seen = row.pending_sha256, "", shown
         row.inputs = write.target.inputs
-        if not big:
+        if not chunks.big(row):
             rows.append(row)
+            continue
+        if row.pk is None:
+            chunks.save(row)
             continue
         row.updated_at = timezone.now()
         MirrorFile.objects.filter(pk=row.pk).update(
@@ -237,8 +228,9 @@ def _record(writes: list[tuple[Write, str]]) -> None:
             inputs=row.inputs,
             seen=row.seen,
             updated_at=row.updated_at,
-            **changed,
+            **chunks.stored(row, changed),
         )
+        chunks.prune(row)
     _save(rows)
 
 

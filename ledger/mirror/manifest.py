@@ -23,7 +23,7 @@ from django.db import OperationalError, connection, models, transaction
 from django.db.models import BooleanField, ExpressionWrapper, Q
 from django.utils import timezone
 
-from ledger.mirror import fs
+from ledger.mirror import chunks, fs
 from ledger.mirror.paths import LEGACY_MANIFEST
 from ledger.mirror.reports import MirrorError
 from ledger.models import MirrorFile, MirrorRequest, MirrorState, Project
@@ -158,6 +158,7 @@ def load(project: Project, workspace: fs.Workspace, *, dry_run: bool) -> dict[st
     Canon's own, removed."""
     files = {f.path: f for f in MirrorFile.objects.filter(project=project)}
     if files:
+        chunks.expand(files.values())
         return files
     try:
         data = workspace.read(LEGACY_MANIFEST, max_bytes=4 * 1024 * 1024)
@@ -264,6 +265,7 @@ def rows(project: Project, paths: Iterable[str]) -> dict[str, MirrorFile]:
             (row.path, row)
             for row in MirrorFile.objects.filter(project=project, path__in=wanted[start : start + 500])
         )
+    chunks.expand(found.values())
     return found
 
 

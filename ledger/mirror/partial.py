@@ -34,7 +34,16 @@ from ledger.mirror.targets import (
     histories,
     history_target,
 )
-from ledger.models import Agent, AgentMemory, Decision, MemoryStatus, MirrorFile, Project, Source
+from ledger.models import (
+    Agent,
+    AgentMemory,
+    Decision,
+    MemoryStatus,
+    MirrorChunk,
+    MirrorFile,
+    Project,
+    Source,
+)
 
 # The heads of the files that list rows oldest first, as their rendering writes them with no row.
 BOUNDARIES_HEAD = "# Boundaries\n"
@@ -197,16 +206,17 @@ def _own(project: Project) -> set[int]:
 
 def _listed_in(project: Project, path: str, keys: set[str]) -> bool:
     """Whether the file Canon last wrote at `path` holds a row of these keys (asked of the database: the
-    rows of its pieces are not read)."""
-    holds = Q()
+    rows of its pieces are not read), or may: a chunk of its (`ledger.mirror.chunks`) names one."""
+    lines = Q()
     for key in keys:
-        holds |= Q(rows__contains=f"{key}\t")
-    return (
-        MirrorFile.objects.filter(project=project, path=path)
-        .annotate(rows=KeyTextTransform("rows", "pieces"))
-        .filter(holds)
-        .exists()
-    )
+        lines |= Q(rows__contains=f"{key}\t")
+    file = MirrorFile.objects.filter(project=project, path=path)
+    if file.annotate(rows=KeyTextTransform("rows", "pieces")).filter(lines).exists():
+        return True
+    chunked = Q()
+    for key in keys:
+        chunked |= Q(text__contains=f"{key}\t")
+    return MirrorChunk.objects.filter(chunked, file__in=file).exists()
 
 
 def _moved_patterns(rows: Sources, changed: list[MemoryRow], keys: set[str]) -> dict[str, splice.Moved]:

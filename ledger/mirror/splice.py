@@ -13,9 +13,10 @@ it is rendered as any other file.
 from __future__ import annotations
 
 import bisect
+import operator
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from itertools import pairwise
+from itertools import compress, pairwise
 
 from ledger.mirror.pieces import Cache, line
 from ledger.mirror.render import needs_rule
@@ -75,6 +76,11 @@ def _shaped(cache: Cache, head: str, levels: list[int], log: bool) -> bool:
     )
 
 
+def _each(step: Moved | tuple[int, int]) -> range:
+    """The indexes of a run's rows (one for a moved row, which is not a run)."""
+    return range(1) if isinstance(step, Moved) else range(*step)
+
+
 def resplice(cache: Cache, head: str, moved: Mapping[str, Moved], *, log: bool = False) -> Spliced | None:
     """The file `cache` holds with the `moved` rows taken out and put back where they go; None when the
     file is not exactly the shape this reads, or too much changed.
@@ -90,52 +96,64 @@ def resplice(cache: Cache, head: str, moved: Mapping[str, Moved], *, log: bool =
     if len(moved) > MOST or not _shaped(cache, head, levels, log):
         return None
     kept = [n for n, key in enumerate(old.keys) if key not in moved]
-    places = [(old.orders[n], int(old.keys[n].rpartition(":")[2])) for n in kept]
-    if any(after <= before for before, after in pairwise(places)):
+
+    def where(n: int) -> tuple[str, int]:
+        return old.orders[n], int(old.keys[n].rpartition(":")[2])
+
+    # The rows kept must stand in their order: by `created_at` as stored, then (for two alike) the id.
+    orders = [old.orders[n] for n in kept]
+    if not all(map(operator.le, orders, orders[1:])):
         return None
-    # The new order: the index of each row kept, and each moved row shown, by their places.
-    order: list[int | Moved] = list(kept)
-    for shown in sorted((m for m in moved.values() if m.order is not None), key=lambda m: m.order or ("", 0)):
-        assert shown.order is not None
-        at = bisect.bisect_left(places, shown.order)
-        places.insert(at, shown.order)
-        order.insert(at, shown)
-    new_levels = [(levels[i] if isinstance(i, int) else i.level) for i in order] if log else []
+    alike = compress(range(len(kept) - 1), map(operator.eq, orders, orders[1:]))
+    if any(where(kept[i]) >= where(kept[i + 1]) for i in alike):
+        return None
+    # The new order: runs of rows kept one after the other (their indexes in the old file, from and to),
+    # and each moved row shown, where its place puts it among the rows kept.
+    shown = sorted((m for m in moved.values() if m.order is not None), key=lambda m: m.order or ("", 0))
+    ats = [bisect.bisect_left(kept, m.order, key=where) for m in shown if m.order is not None]
+    removed = [n for n, key in enumerate(old.keys) if key in moved]
+    cuts = sorted({0, len(kept), *ats, *(n - k for k, n in enumerate(removed))})
+    plan: list[Moved | tuple[int, int]] = []
+    j = 0
+    for start, end in pairwise(cuts):
+        while j < len(shown) and ats[j] == start:
+            plan.append(shown[j])
+            j += 1
+        plan.append((kept[start], kept[end - 1] + 1))
+    plan += shown[j:]
+    new_levels: list[int] = []
+    if log:
+        for step in plan:
+            new_levels += [step.level] if isinstance(step, Moved) else levels[step[0] : step[1]]
     separator = _separator(new_levels, log)
-    # When the separator stays the same, a run of rows kept one after the other is copied whole.
-    same = separator == _separator(levels, log)
-    lead = _lead(head, len(order))
+    if separator != _separator(levels, log):
+        # Every row kept stands after another separator: each is a run of its own.
+        plan = [s if isinstance(s, Moved) else (n, n + 1) for s in plan for n in _each(s)]
+    lead = _lead(head, len(kept) + len(shown))
     text, gap = cache.text, len(separator)
     out = Spliced()
     segments: list[str] = []
     lines: list[str] = []
-    n = 0
-    while n < len(order):
-        item = order[n]
+    for step in plan:
         # How far this row's text starts after the previous one's ends.
-        before = gap if n else len(lead)
-        if isinstance(item, Moved):
-            place, level = (item.order or ("", 0))[0], str(item.level) if log else ""
-            segments.append(item.text)
-            lines.append(line(item.key, item.stamp, before, len(item.text), place, level))
-            out.keys.append(item.key)
-            n += 1
+        before = gap if segments else len(lead)
+        if isinstance(step, Moved):
+            place, level = (step.order or ("", 0))[0], str(step.level) if log else ""
+            segments.append(step.text)
+            lines.append(line(step.key, step.stamp, before, len(step.text), place, level))
+            out.keys.append(step.key)
             continue
-        run = 1
-        while same and n + run < len(order) and order[n + run] == item + run:
-            run += 1
-        end = item + run
-        segments.append(text[old.starts[item] : old.ends[end - 1]])
-        if old.gaps[item] == before:
-            lines += old.lines[item:end]
+        first, end = step
+        segments.append(text[old.starts[first] : old.ends[end - 1]])
+        if old.gaps[first] == before:
+            lines += old.lines[first:end]
         else:
-            length = old.ends[item] - old.starts[item]
+            length = old.ends[first] - old.starts[first]
             lines.append(
-                line(old.keys[item], old.stamps[item], before, length, old.orders[item], old.levels[item])
+                line(old.keys[first], old.stamps[first], before, length, old.orders[first], old.levels[first])
             )
-            lines += old.lines[item + 1 : end]
-        out.keys += old.keys[item:end]
-        n += run
+            lines += old.lines[first + 1 : end]
+        out.keys += old.keys[first:end]
     out.text = lead + separator.join(segments)
     out.lines = "".join(lines)
     if log:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from django.utils import timezone
 
-from ledger.mirror import fs, squad
+from ledger.mirror import chunks, fs, squad
 from ledger.mirror.render import sha
 from ledger.mirror.reports import ImportReport
 from ledger.models import MirrorFile
@@ -70,4 +70,4 @@ def remember(row: MirrorFile, *, digest: str, parts: dict[str, str], placed: set
     row.adopted_at = row.adopted_at or timezone.now()
     row.parts = parts
     row.placed = sorted(set(row.placed) | placed)
-    row.save()
+    chunks.save(row)

@@ -1,0 +1,233 @@
+"""What the manifest knows of a big file, stored in chunks so that a write stores what changed.
+
+A file's manifest row (`MirrorFile`) knows its parts (the sha256 of each row's text → the row's key),
+the rows ever placed in it, and its pieces (a line per row: `ledger.mirror.pieces`). For the log of
+10,000 decisions that is megabytes, of which one write changes a line or two. A column holding more
+than `BIG` items keeps, instead of its value, the digests of the chunks the value was cut into
+(`{"chunks": [...]}`; in the pieces, in place of their lines); each chunk is a row of `MirrorChunk`,
+stored once per file and named by the digest of its text.
+
+A value is cut after each item whose checksum says so (about one item in `EVERY`, and at the latest
+after `LONGEST`), so a chunk's bounds depend on its own items alone: an item added, removed or changed
+changes its own chunk, at most two, wherever it stands, and the other chunks are already stored.
+
+Rows written whole stay readable: `expand` gives every row its whole values, however they are stored.
+`stored` cuts the columns a write changed and stores the chunks the database does not have; `prune`
+then removes those of the file that no column names any more. A crash between the two leaves chunks no
+column names, removed by the file's next write; a column never names a chunk that is not stored.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import re
+from collections import defaultdict
+from collections.abc import Iterable
+from typing import Any
+
+from ledger.models import MirrorChunk, MirrorFile
+
+logger = logging.getLogger("canon.mirror")
+
+# A column with more items than this is stored in chunks.
+BIG = 200
+# A chunk ends after a line whose first field, a row's key, ends so (`decision:1200`: about one row in a
+# hundred), or after LONGEST lines.
+ENDING = "00"
+LONGEST = 1024
+# The columns stored in chunks, and the key that names the chunks in their place.
+COLUMNS = ("parts", "placed", "pieces")
+KEY = "chunks"
+
+
+def _named(stored: Any) -> list[str] | None:
+    """The chunks a stored value names; None when it is a value itself."""
+    if isinstance(stored, dict) and set(stored) == {KEY} and isinstance(stored[KEY], list):
+        return [str(d) for d in stored[KEY]]
+    return None
+
+
+def _inner(name: str, value: Any) -> Any:
+    """What of a column's value is cut into chunks: the pieces' lines; the other columns whole."""
+    return value.get("rows") if name == "pieces" and isinstance(value, dict) else value
+
+
+def _lines(name: str, value: Any) -> str | None:
+    """A column's items as lines, one per item (`parts`: the key, a tab, the digest); None when that
+    cannot be read back as the same value (an item holding a tab or a line break: never one Canon
+    writes), which is then stored whole."""
+    inner = _inner(name, value)
+    if name == "pieces":
+        return inner if isinstance(inner, str) and inner.endswith("\n") else None
+    if name == "parts" and isinstance(inner, dict) and all(isinstance(k, str) for k in inner.values()):
+        text = "".join(f"{key}\t{digest}\n" for digest, key in inner.items())
+        tabs = len(inner)
+    elif name == "placed" and isinstance(inner, list) and all(isinstance(k, str) for k in inner):
+        text, tabs = "".join(f"{key}\n" for key in inner), 0
+    else:
+        return None
+    # Each line holds its own line break (and, in the parts, its tab): no item holds another.
+    return text if text.count("\n") == len(inner) and text.count("\t") == tabs else None
+
+
+def _cut(text: str) -> list[str]:
+    """The texts of the chunks of a column's lines: each ends after a line that `ENDING` marks, or after
+    `LONGEST` lines since the last."""
+    texts: list[str] = []
+    start = 0
+    # The first line, then each line after a line break (an alternative of the two is much slower).
+    field = rf"[^\t\n]*{ENDING}(?=[\t\n])"
+    first = re.match(field, text)
+    marks = [first.end()] if first else []
+    marks += [m.end() for m in re.finditer("\n" + field, text)]
+    for end in [text.index("\n", at) + 1 for at in marks] + [len(text)]:
+        while text.count("\n", start, end) > LONGEST:
+            at = start
+            for _ in range(LONGEST):
+                at = text.index("\n", at) + 1
+            texts.append(text[start:at])
+            start = at
+        if end > start:
+            texts.append(text[start:end])
+            start = end
+    return texts
+
+
+def _joined(name: str, texts: list[str]) -> Any:
+    text = "".join(texts)
+    if name == "pieces":
+        return text
+    lines = text.split("\n")[:-1]
+    if name == "parts":
+        return {digest: key for key, digest in (line.split("\t", 1) for line in lines)}
+    return lines
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+
+
+def _known(row: MirrorFile) -> dict[str, list[str]]:
+    """The chunks each column of `row` names in the database, as `expand` or `stored` left them."""
+    found: dict[str, list[str]] = row.__dict__.setdefault("_chunks", {})
+    return found
+
+
+def _texts(row: MirrorFile) -> dict[str, str]:
+    """The digests of the chunks `expand` read, by their text: a chunk cut again is not hashed again."""
+    found: dict[str, str] = row.__dict__.setdefault("_chunk_texts", {})
+    return found
+
+
+def _count(name: str, value: Any) -> int:
+    inner = _inner(name, value)
+    if name == "pieces":
+        return inner.count("\n") if isinstance(inner, str) else 0
+    return 0 if _named(inner) is not None else len(inner) if isinstance(inner, dict | list) else 0
+
+
+def big(row: MirrorFile) -> bool:
+    """Whether `row`, with the values a write gives it, is stored through `stored`: when a column holds
+    many items, or names chunks in the database."""
+    return bool(_known(row)) or any(_count(name, getattr(row, name)) > BIG for name in COLUMNS)
+
+
+def expand(rows: Iterable[MirrorFile]) -> None:
+    """Give each row's columns their whole values, from the chunks they name (one query for all)."""
+    named = {
+        row.pk: {
+            name: chunks
+            for name in COLUMNS
+            if (chunks := _named(_inner(name, getattr(row, name)))) is not None
+        }
+        for row in rows
+    }
+    named = {pk: columns for pk, columns in named.items() if columns}
+    if not named:
+        return
+    texts: dict[int, dict[str, str]] = defaultdict(dict)
+    found = MirrorChunk.objects.filter(file_id__in=sorted(named)).values_list("file_id", "digest", "text")
+    for file_id, digest, text in found.iterator(chunk_size=500):
+        texts[file_id][digest] = text
+    for row in rows:
+        for name, chunks in named.get(row.pk, {}).items():
+            have = texts[row.pk]
+            try:
+                value = _joined(name, [have[d] for d in chunks])
+            except (KeyError, ValueError):
+                # Never left by Canon (a column names a chunk only once it is stored): read as unknown.
+                logger.warning(
+                    "manifest row %s (%s) names a %s chunk that is missing", row.pk, row.path, name
+                )
+                setattr(row, name, MirrorFile._meta.get_field(name).get_default())  # type: ignore[union-attr]
+                continue
+            if name == "pieces":
+                value = {**getattr(row, name), "rows": value}
+            setattr(row, name, value)
+            _known(row)[name] = chunks
+            _texts(row).update((have[d], d) for d in chunks)
+
+
+def stored(row: MirrorFile, changed: Iterable[str]) -> dict[str, Any]:
+    """What to store in the columns of `row` (a stored row, its values whole) that a write `changed`, and
+    in those that hold a big value whole: the value itself when it holds few items, else the digests
+    of its chunks, after storing the chunks the file lacks."""
+    known = _known(row)
+    have = {d for chunks in known.values() for d in chunks}
+    names = set(changed) | {n for n in COLUMNS if n not in known and _count(n, getattr(row, n)) > BIG}
+    out: dict[str, Any] = {}
+    new: dict[str, str] = {}
+    hashed = _texts(row)
+    for name in sorted(names):
+        value = getattr(row, name)
+        lines = _lines(name, value) if _count(name, value) > BIG else None
+        if lines is None:
+            out[name] = value
+            known.pop(name, None)
+            continue
+        texts = _cut(lines)
+        digests = [hashed.get(text) or _digest(text) for text in texts]
+        new.update((d, t) for d, t in zip(digests, texts, strict=True) if d not in have)
+        hashed.update(zip(texts, digests, strict=True))
+        out[name] = {**value, "rows": {KEY: digests}} if name == "pieces" else {KEY: digests}
+        known[name] = digests
+    if new:
+        MirrorChunk.objects.bulk_create(
+            [MirrorChunk(file_id=row.pk, digest=d, text=t) for d, t in new.items()], ignore_conflicts=True
+        )
+    return out
+
+
+def prune(row: MirrorFile) -> None:
+    """Remove the chunks of `row`'s file that none of its columns names (as `stored` left them, or as
+    they hold)."""
+    named = {d for chunks in _known(row).values() for d in chunks}
+    for name in COLUMNS:
+        named.update(_named(_inner(name, getattr(row, name))) or [])
+    MirrorChunk.objects.filter(file_id=row.pk).exclude(digest__in=sorted(named)).delete()
+
+
+def save(row: MirrorFile) -> None:
+    """Save `row` whole (new, stored or not), its big columns in chunks (a new row is first stored
+    without them, as its chunks need its id)."""
+    whole = {name: getattr(row, name) for name in COLUMNS}
+    if row.pk is None:
+        # Stored already, perhaps, by an upsert that did not give the object its id.
+        same = MirrorFile.objects.filter(project_id=row.project_id, path=row.path)
+        row.pk = same.values_list("pk", flat=True).first()
+        row._state.adding = row.pk is None
+    try:
+        if row.pk is None:
+            for name in COLUMNS:
+                setattr(row, name, MirrorFile._meta.get_field(name).get_default())  # type: ignore[union-attr]
+            row.save()
+            for name, value in whole.items():
+                setattr(row, name, value)
+        for name, value in stored(row, COLUMNS).items():
+            setattr(row, name, value)
+        row.save()
+    finally:
+        for name, value in whole.items():
+            setattr(row, name, value)
+    prune(row)

@@ -22,8 +22,9 @@ from __future__ import annotations
 import hashlib
 import logging
 import re
-from collections import defaultdict
-from collections.abc import Iterable
+import threading
+from collections import OrderedDict, defaultdict
+from collections.abc import Collection, Iterable
 from typing import Any
 
 from ledger.models import MirrorChunk, MirrorFile
@@ -133,8 +134,37 @@ def big(row: MirrorFile) -> bool:
     return bool(_known(row)) or any(_count(name, getattr(row, name)) > BIG for name in COLUMNS)
 
 
-def expand(rows: Iterable[MirrorFile]) -> None:
-    """Give each row's columns their whole values, from the chunks they name (one query for all)."""
+# The values this process last read or stored, by file, column and chunks (which name their text
+# exactly, so a value found here is the one the database holds), with the digests of their chunks: the
+# export after the next write starts from them instead of reading megabytes again.
+_recent: OrderedDict[tuple[int, str, tuple[str, ...]], tuple[Any, dict[str, str]]] = OrderedDict()
+RECENT = 32
+
+
+def _copy(value: Any) -> Any:
+    return dict(value) if isinstance(value, dict) else list(value) if isinstance(value, list) else value
+
+
+_recent_lock = threading.Lock()
+
+
+def _remember(pk: int, name: str, chunks: list[str], value: Any, texts: dict[str, str]) -> None:
+    key = (pk, name, tuple(chunks))
+    with _recent_lock:
+        _recent[key] = (_copy(_inner(name, value)), texts)
+        _recent.move_to_end(key)
+        while len(_recent) > RECENT:
+            _recent.popitem(last=False)
+
+
+def _recalled(pk: int, name: str, chunks: list[str]) -> tuple[Any, dict[str, str]] | None:
+    with _recent_lock:
+        return _recent.get((pk, name, tuple(chunks)))
+
+
+def expand(rows: Collection[MirrorFile]) -> None:
+    """Give each row's columns their whole values, from the chunks they name (one query for all, of
+    those this process does not hold already)."""
     named = {
         row.pk: {
             name: chunks
@@ -146,27 +176,35 @@ def expand(rows: Iterable[MirrorFile]) -> None:
     named = {pk: columns for pk, columns in named.items() if columns}
     if not named:
         return
+    recalled = {(pk, n): _recalled(pk, n, c) for pk, columns in named.items() for n, c in columns.items()}
+    wanted = {pk for (pk, _), held in recalled.items() if held is None}
     texts: dict[int, dict[str, str]] = defaultdict(dict)
-    found = MirrorChunk.objects.filter(file_id__in=sorted(named)).values_list("file_id", "digest", "text")
-    for file_id, digest, text in found.iterator(chunk_size=500):
+    found = MirrorChunk.objects.filter(file_id__in=sorted(wanted)).values_list("file_id", "digest", "text")
+    for file_id, digest, text in found.iterator(chunk_size=500) if wanted else ():
         texts[file_id][digest] = text
     for row in rows:
         for name, chunks in named.get(row.pk, {}).items():
-            have = texts[row.pk]
-            try:
-                value = _joined(name, [have[d] for d in chunks])
-            except (KeyError, ValueError):
-                # Never left by Canon (a column names a chunk only once it is stored): read as unknown.
-                logger.warning(
-                    "manifest row %s (%s) names a %s chunk that is missing", row.pk, row.path, name
-                )
-                setattr(row, name, MirrorFile._meta.get_field(name).get_default())  # type: ignore[union-attr]
-                continue
+            held = recalled[row.pk, name]
+            if held is not None:
+                value, hashed = _copy(held[0]), held[1]
+            else:
+                have = texts[row.pk]
+                try:
+                    value = _joined(name, [have[d] for d in chunks])
+                except (KeyError, ValueError):
+                    # Never left by Canon (a column names a chunk only once it is stored): read as unknown.
+                    logger.warning(
+                        "manifest row %s (%s) names a %s chunk that is missing", row.pk, row.path, name
+                    )
+                    setattr(row, name, MirrorFile._meta.get_field(name).get_default())  # type: ignore[union-attr]
+                    continue
+                hashed = {have[d]: d for d in chunks}
+                _remember(row.pk, name, chunks, value, hashed)
             if name == "pieces":
                 value = {**getattr(row, name), "rows": value}
             setattr(row, name, value)
             _known(row)[name] = chunks
-            _texts(row).update((have[d], d) for d in chunks)
+            _texts(row).update(hashed)
 
 
 def stored(row: MirrorFile, changed: Iterable[str]) -> dict[str, Any]:
@@ -190,6 +228,7 @@ def stored(row: MirrorFile, changed: Iterable[str]) -> dict[str, Any]:
         digests = [hashed.get(text) or _digest(text) for text in texts]
         new.update((d, t) for d, t in zip(digests, texts, strict=True) if d not in have)
         hashed.update(zip(texts, digests, strict=True))
+        _remember(row.pk, name, digests, value, dict(zip(texts, digests, strict=True)))
         out[name] = {**value, "rows": {KEY: digests}} if name == "pieces" else {KEY: digests}
         known[name] = digests
     if new:

@@ -10,6 +10,8 @@ import logging
 from pathlib import Path
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -22,6 +24,12 @@ from tests.ledger.test_mirror_incremental import workspace as workspace
 from tests.squad_fixtures import write_squad_team
 
 LOG = ".squad/decisions.md"
+
+
+@pytest.fixture(autouse=True)
+def fresh_process() -> None:
+    """Each test starts as a process that has read no chunk yet."""
+    chunks._recent.clear()
 
 
 @pytest.fixture
@@ -115,6 +123,21 @@ def test_a_row_stored_whole_before_chunks_is_read_then_cut_at_its_next_write(
     assert full_export(project, full) == files_of(workspace)
 
 
+def test_the_export_after_the_next_write_starts_from_the_values_it_stored(project, workspace, small_chunks):
+    rows = decisions(project, 20)
+    mirror.export_project(project)
+    services.decision_edit(project=project, decision_id=rows[1].pk, by="lead", content="Edit.")
+    with CaptureQueriesContext(connection) as read:
+        assert LOG in mirror.export_project(project).written
+    assert not [q for q in read.captured_queries if '"ledger_mirrorchunk"."text"' in q["sql"]]
+    # Another process reads them.
+    chunks._recent.clear()
+    services.decision_edit(project=project, decision_id=rows[2].pk, by="lead", content="Edit again.")
+    with CaptureQueriesContext(connection) as read:
+        assert LOG in mirror.export_project(project).written
+    assert [q for q in read.captured_queries if '"ledger_mirrorchunk"."text"' in q["sql"]]
+
+
 def test_the_chunks_no_column_names_are_removed(project, workspace, small_chunks):
     rows = decisions(project, 20)
     mirror.export_project(project)
@@ -154,6 +177,7 @@ def test_a_missing_chunk_has_the_file_rendered_whole(project, workspace, tmp_pat
     services.decision_edit(project=project, decision_id=rows[1].pk, by="lead", content="Edit.")
     mirror.export_project(project)
     MirrorChunk.objects.filter(pk=MirrorChunk.objects.filter(file__path=LOG).first().pk).delete()
+    chunks._recent.clear()  # read by another process
     services.decision_edit(project=project, decision_id=rows[5].pk, by="lead", content="Edit again.")
     with caplog.at_level(logging.WARNING, logger="canon.mirror"):
         report = mirror.export_project(project)

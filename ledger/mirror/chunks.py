@@ -27,6 +27,8 @@ from collections import OrderedDict, defaultdict
 from collections.abc import Collection, Iterable
 from typing import Any
 
+from django.db import connection
+
 from ledger.models import MirrorChunk, MirrorFile
 
 logger = logging.getLogger("canon.mirror")
@@ -61,13 +63,17 @@ def _lines(name: str, value: Any) -> str | None:
     inner = _inner(name, value)
     if name == "pieces":
         return inner if isinstance(inner, str) and inner.endswith("\n") else None
-    if name == "parts" and isinstance(inner, dict) and all(isinstance(k, str) for k in inner.values()):
-        text = "".join(f"{key}\t{digest}\n" for digest, key in inner.items())
-        tabs = len(inner)
-    elif name == "placed" and isinstance(inner, list) and all(isinstance(k, str) for k in inner):
-        text, tabs = "".join(f"{key}\n" for key in inner), 0
-    else:
+    try:
+        # A join refuses an item that is not text.
+        if name == "parts" and isinstance(inner, dict):
+            text, tabs = "\n".join(map("\t".join, zip(inner.values(), inner, strict=True))), len(inner)
+        elif name == "placed" and isinstance(inner, list):
+            text, tabs = "\n".join(inner), 0
+        else:
+            return None
+    except TypeError:
         return None
+    text += "\n" if inner else ""
     # Each line holds its own line break (and, in the parts, its tab): no item holds another.
     return text if text.count("\n") == len(inner) and text.count("\t") == tabs else None
 
@@ -231,11 +237,28 @@ def stored(row: MirrorFile, changed: Iterable[str]) -> dict[str, Any]:
         _remember(row.pk, name, digests, value, dict(zip(texts, digests, strict=True)))
         out[name] = {**value, "rows": {KEY: digests}} if name == "pieces" else {KEY: digests}
         known[name] = digests
-    if new:
-        MirrorChunk.objects.bulk_create(
-            [MirrorChunk(file_id=row.pk, digest=d, text=t) for d, t in new.items()], ignore_conflicts=True
-        )
+    _insert(row.pk, new)
     return out
+
+
+# Chunks sent in one statement.
+_PER_STATEMENT = 100
+
+
+def _insert(file_id: int, new: dict[str, str]) -> None:
+    """Store these chunks (by digest) of the file, those it has already left as they are. As values of
+    their own, not arrays: quoting megabytes of text inside an array costs more than sending them."""
+    table = MirrorChunk._meta.db_table
+    found = list(new.items())
+    with connection.cursor() as cursor:
+        for start in range(0, len(found), _PER_STATEMENT):
+            batch = found[start : start + _PER_STATEMENT]
+            values = ", ".join(["(%s, %s, %s)"] * len(batch))
+            cursor.execute(
+                f"INSERT INTO {table} (file_id, digest, text) VALUES {values}"
+                " ON CONFLICT (file_id, digest) DO NOTHING",
+                [value for digest, text in batch for value in (file_id, digest, text)],
+            )
 
 
 def prune(row: MirrorFile) -> None:

@@ -333,6 +333,25 @@ def _adapters(fields: list[str]) -> list[Callable[[MirrorFile], Any]]:
     return found
 
 
+def _json_adapters(fields: list[str]) -> list[Callable[[MirrorFile], Any]]:
+    """As `_adapters`, each value as a JSON document holds it: JSON as itself, a time as its text."""
+    found: list[Callable[[MirrorFile], Any]] = []
+    for name in _COLUMNS:
+        field = _field(name)
+        adapt: Callable[[Any], Any] = lambda value: value  # noqa: E731
+        if isinstance(field, models.DateTimeField):
+            adapt = _isoformat
+        sent = name in ("project", "path", *fields)
+        found.append(
+            partial(_value, attname=field.attname, sent=sent, empty=field.get_default(), adapt=adapt)
+        )
+    return found
+
+
+def _isoformat(value: Any) -> Any:
+    return value.isoformat() if value is not None else None
+
+
 def store(rows: list[MirrorFile], fields: list[str]) -> None:
     """Store manifest rows, new or not, by an upsert on the project and path that sets these `fields` of a
     row that exists, in a few statements of many rows each. A stored row's other columns are not sent:
@@ -349,17 +368,23 @@ def store(rows: list[MirrorFile], fields: list[str]) -> None:
     upsert = f" ON CONFLICT (project_id, path) DO UPDATE SET {updated}"
     with connection.cursor() as cursor:
         if connection.vendor == "postgresql":
-            # Most rows (an inbox file's) know no parts: one array per column, in one statement that is
-            # quick to send. A row that knows parts goes as values of its own: quoting JSON inside an
-            # array costs as much as its quotes.
+            # Most rows (an inbox file's) know no parts: all of them as one JSON document, which is
+            # quick to make and to read (arrays of text are quoted item by item). A row that knows parts
+            # goes as values of its own: quoting JSON inside JSON costs as much as its quotes.
             plain = [row for row in rows if not (row.parts or row.placed or row.pieces)]
             rows = [row for row in rows if row.parts or row.placed or row.pieces]
-            arrays = ", ".join(f"%s::{field.db_type(connection)}[]" for field in model)
             if plain:
+                record = ", ".join(f"{field.column} {field.db_type(connection)}" for field in model)
+                names = [field.column for field in model]
+                values = _json_adapters(fields)
+                document = json.dumps(
+                    [dict(zip(names, (value(row) for value in values), strict=True)) for row in plain],
+                    ensure_ascii=False,
+                )
                 cursor.execute(
-                    f"INSERT INTO {MirrorFile._meta.db_table} ({columns}) SELECT * FROM unnest({arrays})"
-                    + upsert,
-                    [[adapt(row) for row in plain] for adapt in adapters],
+                    f"INSERT INTO {MirrorFile._meta.db_table} ({columns}) SELECT {columns}"
+                    f" FROM json_to_recordset(%s::json) AS r({record})" + upsert,
+                    [document],
                 )
         one = "(" + ", ".join(["%s"] * len(model)) + ")"
         for start in range(0, len(rows), _ROWS_PER_STATEMENT):

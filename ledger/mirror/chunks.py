@@ -152,6 +152,8 @@ def _copy(value: Any) -> Any:
 
 
 _recent_lock = threading.Lock()
+# The files whose chunks this process found some that no column names (`expand`): `prune` removes them.
+_unnamed: set[int] = set()
 
 
 def _remember(pk: int, name: str, chunks: list[str], value: Any, texts: dict[str, str]) -> None:
@@ -188,6 +190,11 @@ def expand(rows: Collection[MirrorFile]) -> None:
     found = MirrorChunk.objects.filter(file_id__in=sorted(wanted)).values_list("file_id", "digest", "text")
     for file_id, digest, text in found.iterator(chunk_size=500) if wanted else ():
         texts[file_id][digest] = text
+    for row in rows:
+        # Chunks no column names, left by a write that stopped: the next `prune` removes them.
+        if row.pk in texts and set(texts[row.pk]) - {d for c in named[row.pk].values() for d in c}:
+            with _recent_lock:
+                _unnamed.add(row.pk)
     for row in rows:
         for name, chunks in named.get(row.pk, {}).items():
             held = recalled[row.pk, name]
@@ -226,12 +233,14 @@ def stored(row: MirrorFile, changed: Iterable[str]) -> dict[str, Any]:
     for name in sorted(names):
         value = getattr(row, name)
         lines = _lines(name, value) if _count(name, value) > BIG else None
+        before = known.pop(name, [])
         if lines is None:
             out[name] = value
-            known.pop(name, None)
+            _dropped(row).update(before)
             continue
         texts = _cut(lines)
         digests = [hashed.get(text) or _digest(text) for text in texts]
+        _dropped(row).update(set(before) - set(digests))
         new.update((d, t) for d, t in zip(digests, texts, strict=True) if d not in have)
         hashed.update(zip(texts, digests, strict=True))
         _remember(row.pk, name, digests, value, dict(zip(texts, digests, strict=True)))
@@ -261,13 +270,27 @@ def _insert(file_id: int, new: dict[str, str]) -> None:
             )
 
 
+def _dropped(row: MirrorFile) -> set[str]:
+    """The chunks of `row`'s file its columns named before `stored` and no longer do."""
+    found: set[str] = row.__dict__.setdefault("_chunks_dropped", set())
+    return found
+
+
 def prune(row: MirrorFile) -> None:
-    """Remove the chunks of `row`'s file that none of its columns names (as `stored` left them, or as
-    they hold)."""
+    """Remove the chunks of `row`'s file that its columns no longer name (`stored`); all that none of
+    them names, when `expand` found such chunks (left by a write that stopped between the two)."""
     named = {d for chunks in _known(row).values() for d in chunks}
     for name in COLUMNS:
         named.update(_named(_inner(name, getattr(row, name))) or [])
-    MirrorChunk.objects.filter(file_id=row.pk).exclude(digest__in=sorted(named)).delete()
+    chunks = MirrorChunk.objects.filter(file_id=row.pk)
+    with _recent_lock:
+        unnamed = row.pk in _unnamed
+        _unnamed.discard(row.pk)
+    if unnamed:
+        chunks.exclude(digest__in=sorted(named)).delete()
+    elif dropped := sorted(_dropped(row) - named):
+        chunks.filter(digest__in=dropped).delete()
+    _dropped(row).clear()
 
 
 def save(row: MirrorFile) -> None:

@@ -163,6 +163,7 @@ def _plan(
         held = pieces.cache(current, row.pieces, digest, row.parts)
     rendered, stamps = target.render(base, row, held)
     data = rendered.text.encode("utf-8")
+    written = digest if data == current else sha(data)
     row = manifest.entry(project, files, path)
     if target.agent_id is not None:
         row.agent_id = target.agent_id
@@ -170,7 +171,7 @@ def _plan(
         rendered.text,
         rendered.order,
         stamps,
-        sha(data),
+        written,
         marks=rendered.marks,
         lines=rendered.lines,
     )
@@ -189,7 +190,7 @@ def _plan(
             copy = backups.backup(current, project_slug=project.slug, relative=path, when=timezone.now())
             row.backup = str(copy)
             report.backed_up.append((path, str(copy)))
-    row.pending_sha256 = sha(data)
+    row.pending_sha256 = written
     return Write(target, row, data, rendered, recorded)
 
 

@@ -30,6 +30,7 @@ LOG = ".squad/decisions.md"
 def fresh_process() -> None:
     """Each test starts as a process that has read no chunk yet."""
     chunks._recent.clear()
+    chunks._unnamed.clear()
 
 
 @pytest.fixture
@@ -161,6 +162,7 @@ def test_chunks_stored_by_a_write_that_stopped_before_naming_them_change_nothing
     # A write that stored its chunks and stopped before the row named them.
     before.parts = {**before.parts, "f" * 64: "decision:999999"}
     chunks.stored(before, ["parts"])
+    chunks._recent.clear()  # the process stopped
     again = manifest.rows(project, [LOG])[LOG]
     assert (again.parts, again.placed, again.pieces) == values
     # The next write of the file removes them.

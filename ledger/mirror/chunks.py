@@ -7,14 +7,17 @@ than `BIG` items keeps, instead of its value, the digests of the chunks the valu
 (`{"chunks": [...]}`; in the pieces, in place of their lines); each chunk is a row of `MirrorChunk`,
 stored once per file and named by the digest of its text.
 
-A value is cut after each item whose checksum says so (about one item in `EVERY`, and at the latest
-after `LONGEST`), so a chunk's bounds depend on its own items alone: an item added, removed or changed
-changes its own chunk, at most two, wherever it stands, and the other chunks are already stored.
+A value is cut as lines, one per item, after each line whose row key ends in `ENDING` (and at the
+latest after `LONGEST` lines), so a chunk's bounds depend on its own items alone: an item added, removed
+or changed changes its own chunk, at most two, wherever it stands, and the other chunks are stored
+already.
 
 Rows written whole stay readable: `expand` gives every row its whole values, however they are stored.
 `stored` cuts the columns a write changed and stores the chunks the database does not have; `prune`
-then removes those of the file that no column names any more. A crash between the two leaves chunks no
-column names, removed by the file's next write; a column never names a chunk that is not stored.
+then removes those the columns no longer name. A crash between the two leaves chunks no column names:
+the next `expand` that reads them from the database finds them, and the file's next write removes them.
+A column never names a chunk that is not stored. The values a process read or stored last are kept,
+under the chunks that name them (`_recent`), for the export after the next write.
 """
 
 from __future__ import annotations

@@ -14,6 +14,9 @@ result is byte for byte what rendering every row would give.
 from __future__ import annotations
 
 import hashlib
+import operator
+import threading
+from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from itertools import accumulate
@@ -115,22 +118,38 @@ class Entries:
         return len(self.keys)
 
     @classmethod
+    def of(
+        cls,
+        columns: tuple[list[str], list[str], list[int], list[int], list[str], list[str]],
+        lines: list[str],
+    ) -> Entries:
+        """The rows of these columns (keys, stamps, gaps, lengths, orders, levels) and lines."""
+        keys, stamps, gaps, lengths, orders, levels = columns
+        ends = list(accumulate(map(operator.add, gaps, lengths)))
+        return cls(keys, stamps, gaps, list(map(operator.sub, ends, lengths)), ends, orders, levels, lines)
+
+    @classmethod
     def read(cls, lines: str) -> Entries | None:
-        """The rows of the pieces' lines; None if they cannot be read."""
+        """The rows of the pieces' lines; None if they cannot be read. Lines this process wrote itself
+        (`remember`) are not read again."""
         if not lines:
             return cls()
+        with _written_lock:
+            known = _written.get(lines)
+        if known is not None:
+            return known
         fields = lines.replace("\n", "\t").split("\t")[:-1]
         if len(fields) % 6:
             return None
         try:
-            gaps = [int(n) for n in fields[2::6]]
-            lengths = [int(n) for n in fields[3::6]]
+            gaps = list(map(int, fields[2::6]))
+            lengths = list(map(int, fields[3::6]))
         except ValueError:
             return None
         if min(gaps, default=0) < 0 or min(lengths, default=0) < 0:
             return None
-        ends = list(accumulate(gap + length for gap, length in zip(gaps, lengths, strict=True)))
-        starts = [end - length for end, length in zip(ends, lengths, strict=True)]
+        ends = list(accumulate(map(operator.add, gaps, lengths)))
+        starts = list(map(operator.sub, ends, lengths))
         found = cls(
             fields[0::6],
             fields[1::6],
@@ -142,6 +161,22 @@ class Entries:
             lines.splitlines(keepends=True),
         )
         return found if len(found.lines) == len(found.keys) else None
+
+
+# The rows of the pieces this process last wrote, by their lines (a string compared by identity first):
+# the export after the next write does not read them again.
+_written: OrderedDict[str, Entries] = OrderedDict()
+_written_lock = threading.Lock()
+WRITTEN = 8
+
+
+def remember(lines: str, entries: Entries) -> None:
+    """Keep the rows these lines say (`Entries.read` gives them back)."""
+    with _written_lock:
+        _written[lines] = entries
+        _written.move_to_end(lines)
+        while len(_written) > WRITTEN:
+            _written.popitem(last=False)
 
 
 def line(key: str, stamp: str, gap: int, length: int, order: str = "", level: str = "") -> str:

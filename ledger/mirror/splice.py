@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from itertools import compress, pairwise
 
-from ledger.mirror.pieces import Cache, line
+from ledger.mirror.pieces import Cache, Entries, line, remember
 from ledger.mirror.render import needs_rule
 
 # More changed rows than this: the file is rendered as any other.
@@ -69,11 +69,7 @@ def _shaped(cache: Cache, head: str, levels: list[int], log: bool) -> bool:
         return False
     if not old:
         return len(text) == len(lead)
-    return (
-        old.gaps[0] == len(lead)
-        and old.ends[-1] == len(text)
-        and all(between == gap for between in old.gaps[1:])
-    )
+    return old.gaps[0] == len(lead) and old.ends[-1] == len(text) and old.gaps[1:].count(gap) == len(old) - 1
 
 
 def _each(step: Moved | tuple[int, int]) -> range:
@@ -90,7 +86,7 @@ def resplice(cache: Cache, head: str, moved: Mapping[str, Moved], *, log: bool =
     runs of them between two moved rows are copied whole."""
     old = cache.entries
     try:
-        levels = [int(n) for n in old.levels] if log else []
+        levels = list(map(int, old.levels)) if log else []
     except ValueError:
         return None
     if len(moved) > MOST or not _shaped(cache, head, levels, log):
@@ -134,6 +130,12 @@ def resplice(cache: Cache, head: str, moved: Mapping[str, Moved], *, log: bool =
     out = Spliced()
     segments: list[str] = []
     lines: list[str] = []
+    # The new file's rows, column by column (`Entries`), so that the next export need not read them.
+    stamps: list[str] = []
+    gaps: list[int] = []
+    lengths: list[int] = []
+    places: list[str] = []
+    marks: list[str] = []
     for step in plan:
         # How far this row's text starts after the previous one's ends.
         before = gap if segments else len(lead)
@@ -142,6 +144,11 @@ def resplice(cache: Cache, head: str, moved: Mapping[str, Moved], *, log: bool =
             segments.append(step.text)
             lines.append(line(step.key, step.stamp, before, len(step.text), place, level))
             out.keys.append(step.key)
+            stamps.append(step.stamp)
+            gaps.append(before)
+            lengths.append(len(step.text))
+            places.append(place)
+            marks.append(level)
             continue
         first, end = step
         segments.append(text[old.starts[first] : old.ends[end - 1]])
@@ -154,8 +161,15 @@ def resplice(cache: Cache, head: str, moved: Mapping[str, Moved], *, log: bool =
             )
             lines += old.lines[first + 1 : end]
         out.keys += old.keys[first:end]
+        stamps += old.stamps[first:end]
+        gaps.append(before)
+        gaps += old.gaps[first + 1 : end]
+        lengths += map(operator.sub, old.ends[first:end], old.starts[first:end])
+        places += old.orders[first:end]
+        marks += old.levels[first:end]
     out.text = lead + separator.join(segments)
     out.lines = "".join(lines)
+    remember(out.lines, Entries.of((list(out.keys), stamps, gaps, lengths, places, marks), lines))
     if log:
         out.levels = dict(zip(out.keys, new_levels, strict=True))
     return out

@@ -19,7 +19,7 @@ import pytest
 from django.db import connection, transaction
 
 from ledger import mirror, services
-from ledger.mirror import changes, decided, fs, manifest, partial, render, splice
+from ledger.mirror import changes, decided, fs, manifest, partial, pieces, render, splice
 from ledger.mirror import export as mirror_export
 from ledger.mirror.paths import PATTERNS
 from ledger.models import (
@@ -194,6 +194,11 @@ def run_batches(project: Project, workspace: Path, tmp_path: Path, seed: int, *,
         assert report.ok, report.as_dict()
         assert files_of(workspace) == expected, f"seed {seed}, batch {batch}"
         assert not MirrorChange.objects.filter(project=project).exists()
+        # The rows a splice remembered for the next export are those its lines say.
+        remembered = list(pieces._written.items())
+        pieces._written.clear()
+        for lines, entries in remembered:
+            assert pieces.Entries.read(lines) == entries, f"seed {seed}, batch {batch}"
 
 
 @pytest.fixture

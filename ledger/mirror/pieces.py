@@ -167,7 +167,9 @@ class Entries:
 # the export after the next write does not read them again.
 _written: OrderedDict[str, Entries] = OrderedDict()
 _written_lock = threading.Lock()
-WRITTEN = 8
+WRITTEN = 64
+# A file of more rows than this is remembered when written whole (a splice's always is).
+REMEMBERED = 200
 
 
 def remember(lines: str, entries: Entries) -> None:
@@ -200,6 +202,15 @@ def record(
     if lines is not None:
         return {"rendering": Cache.RENDERING, "sha256": digest, "rows": lines} if lines else {}
     rows: list[str] = []
+    columns: tuple[list[str], list[str], list[int], list[int], list[str], list[str]] = (
+        [],
+        [],
+        [],
+        [],
+        [],
+        [],
+    )
+    keys, found, gaps, lengths, places, levels = columns
     cursor = 0
     marks = marks or {}
     for key, piece in order:
@@ -213,7 +224,16 @@ def record(
             continue
         place, level = marks.get(key, ("", ""))
         rows.append(line(key, stamp, at - cursor, len(piece), place, level))
+        keys.append(key)
+        found.append(stamp)
+        gaps.append(at - cursor)
+        lengths.append(len(piece))
+        places.append(place)
+        levels.append(level)
         cursor = at + len(piece)
     if not rows:
         return {}
-    return {"rendering": Cache.RENDERING, "sha256": digest, "rows": "".join(rows)}
+    joined = "".join(rows)
+    if len(rows) > REMEMBERED:
+        remember(joined, Entries.of(columns, rows))
+    return {"rendering": Cache.RENDERING, "sha256": digest, "rows": joined}

@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ledger import mirror, services
-from ledger.mirror import chunks, manifest, partial
+from ledger.mirror import chunks, manifest, partial, pieces
 from ledger.mirror.paths import PATTERNS
 from ledger.models import Decision, MirrorChunk, MirrorFile, Project
 from tests.ledger.test_mirror_incremental import files_of, full_export, run_batches
@@ -38,6 +38,8 @@ def small_chunks(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(chunks, "BIG", 3)
     monkeypatch.setattr(chunks, "ENDING", "1")
     monkeypatch.setattr(chunks, "LONGEST", 6)
+    # Files written whole are remembered too (`pieces.record`), checked by `run_batches`.
+    monkeypatch.setattr(pieces, "REMEMBERED", 3)
 
 
 def decisions(project: Project, n: int) -> list[Decision]:

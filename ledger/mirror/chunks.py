@@ -198,7 +198,6 @@ def expand(rows: Collection[MirrorFile]) -> None:
         if row.pk in texts and set(texts[row.pk]) - {d for c in named[row.pk].values() for d in c}:
             with _recent_lock:
                 _unnamed.add(row.pk)
-    for row in rows:
         for name, chunks in named.get(row.pk, {}).items():
             held = recalled[row.pk, name]
             if held is not None:

@@ -315,36 +315,22 @@ def _value(row: MirrorFile, attname: str, sent: bool, empty: Any, adapt: Callabl
     return adapt(getattr(row, attname) if sent or row.pk is None else empty)
 
 
-def _adapters(fields: list[str]) -> list[Callable[[MirrorFile], Any]]:
+def _adapters(fields: list[str], *, document: bool = False) -> list[Callable[[MirrorFile], Any]]:
     """How `store` reads each column's value from a row: the project, the path and the columns it sets
     (`fields`) as the row has them; the other columns of a stored row as their defaults (not stored).
-    JSON goes as its text: one parameter, never an array of them."""
+    As parameters, JSON goes as its text: one parameter, never an array of them. In a JSON `document`,
+    JSON goes as itself and a time as its text."""
     found: list[Callable[[MirrorFile], Any]] = []
     for name in _COLUMNS:
         field = _field(name)
         adapt: Callable[[Any], Any] = lambda value: value  # noqa: E731
-        if isinstance(field, models.JSONField):
+        if isinstance(field, models.JSONField) and not document:
             adapt = json.dumps
         elif isinstance(field, models.DateTimeField):
-            adapt = connection.ops.adapt_datetimefield_value
+            adapt = _isoformat if document else connection.ops.adapt_datetimefield_value
         sent = name in ("project", "path", *fields)
         empty = field.get_default()
         found.append(partial(_value, attname=field.attname, sent=sent, empty=empty, adapt=adapt))
-    return found
-
-
-def _json_adapters(fields: list[str]) -> list[Callable[[MirrorFile], Any]]:
-    """As `_adapters`, each value as a JSON document holds it: JSON as itself, a time as its text."""
-    found: list[Callable[[MirrorFile], Any]] = []
-    for name in _COLUMNS:
-        field = _field(name)
-        adapt: Callable[[Any], Any] = lambda value: value  # noqa: E731
-        if isinstance(field, models.DateTimeField):
-            adapt = _isoformat
-        sent = name in ("project", "path", *fields)
-        found.append(
-            partial(_value, attname=field.attname, sent=sent, empty=field.get_default(), adapt=adapt)
-        )
     return found
 
 
@@ -376,7 +362,7 @@ def store(rows: list[MirrorFile], fields: list[str]) -> None:
             if plain:
                 record = ", ".join(f"{field.column} {field.db_type(connection)}" for field in model)
                 names = [field.column for field in model]
-                values = _json_adapters(fields)
+                values = _adapters(fields, document=True)
                 document = json.dumps(
                     [dict(zip(names, (value(row) for value in values), strict=True)) for row in plain],
                     ensure_ascii=False,

@@ -118,17 +118,6 @@ class Entries:
         return len(self.keys)
 
     @classmethod
-    def of(
-        cls,
-        columns: tuple[list[str], list[str], list[int], list[int], list[str], list[str]],
-        lines: list[str],
-    ) -> Entries:
-        """The rows of these columns (keys, stamps, gaps, lengths, orders, levels) and lines."""
-        keys, stamps, gaps, lengths, orders, levels = columns
-        ends = list(accumulate(map(operator.add, gaps, lengths)))
-        return cls(keys, stamps, gaps, list(map(operator.sub, ends, lengths)), ends, orders, levels, lines)
-
-    @classmethod
     def read(cls, lines: str) -> Entries | None:
         """The rows of the pieces' lines; None if they cannot be read. Lines this process wrote itself
         (`remember`) are not read again."""
@@ -186,6 +175,55 @@ def line(key: str, stamp: str, gap: int, length: int, order: str = "", level: st
     return f"{key}\t{stamp}\t{gap}\t{length}\t{order}\t{level}\n"
 
 
+class Lines:
+    """The lines of the pieces of a file being written, and the rows they say, column by column: what
+    `Entries.read` would give of them, without reading them (`remember`)."""
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+        self.keys: list[str] = []
+        self.stamps: list[str] = []
+        self.gaps: list[int] = []
+        self.lengths: list[int] = []
+        self.orders: list[str] = []
+        self.levels: list[str] = []
+
+    def __len__(self) -> int:
+        return len(self.keys)
+
+    def add(self, key: str, stamp: str, gap: int, length: int, order: str = "", level: str = "") -> None:
+        """A row whose text starts `gap` characters after the previous row's ends."""
+        self.lines.append(line(key, stamp, gap, length, order, level))
+        self.keys.append(key)
+        self.stamps.append(stamp)
+        self.gaps.append(gap)
+        self.lengths.append(length)
+        self.orders.append(order)
+        self.levels.append(level)
+
+    def copy(self, old: Entries, first: int, end: int, gap: int) -> None:
+        """The rows `first` to `end` of `old`, the first now `gap` after the row before: their lines as
+        they are, but the first's when its gap changed."""
+        if first < end and old.gaps[first] != gap:
+            length = old.ends[first] - old.starts[first]
+            self.add(old.keys[first], old.stamps[first], gap, length, old.orders[first], old.levels[first])
+            first += 1
+        self.lines += old.lines[first:end]
+        self.keys += old.keys[first:end]
+        self.stamps += old.stamps[first:end]
+        self.gaps += old.gaps[first:end]
+        self.lengths += map(operator.sub, old.ends[first:end], old.starts[first:end])
+        self.orders += old.orders[first:end]
+        self.levels += old.levels[first:end]
+
+    def entries(self) -> Entries:
+        ends = list(accumulate(map(operator.add, self.gaps, self.lengths)))
+        starts = list(map(operator.sub, ends, self.lengths))
+        return Entries(
+            list(self.keys), self.stamps, self.gaps, starts, ends, self.orders, self.levels, self.lines
+        )
+
+
 def record(
     text: str,
     order: Iterable[tuple[str, str]],
@@ -201,16 +239,7 @@ def record(
     than as many JSON values). `lines`: those lines, when known already."""
     if lines is not None:
         return {"rendering": Cache.RENDERING, "sha256": digest, "rows": lines} if lines else {}
-    rows: list[str] = []
-    columns: tuple[list[str], list[str], list[int], list[int], list[str], list[str]] = (
-        [],
-        [],
-        [],
-        [],
-        [],
-        [],
-    )
-    keys, found, gaps, lengths, places, levels = columns
+    written = Lines()
     cursor = 0
     marks = marks or {}
     for key, piece in order:
@@ -223,17 +252,11 @@ def record(
         if at < 0:
             continue
         place, level = marks.get(key, ("", ""))
-        rows.append(line(key, stamp, at - cursor, len(piece), place, level))
-        keys.append(key)
-        found.append(stamp)
-        gaps.append(at - cursor)
-        lengths.append(len(piece))
-        places.append(place)
-        levels.append(level)
+        written.add(key, stamp, at - cursor, len(piece), place, level)
         cursor = at + len(piece)
-    if not rows:
+    if not written:
         return {}
-    joined = "".join(rows)
-    if len(rows) > REMEMBERED:
-        remember(joined, Entries.of(columns, rows))
+    joined = "".join(written.lines)
+    if len(written) > REMEMBERED:
+        remember(joined, written.entries())
     return {"rendering": Cache.RENDERING, "sha256": digest, "rows": joined}

@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from itertools import compress, pairwise
 
-from ledger.mirror.pieces import Cache, Entries, line, remember
+from ledger.mirror.pieces import Cache, Lines, remember
 from ledger.mirror.render import needs_rule
 
 # More changed rows than this: the file is rendered as any other.
@@ -129,47 +129,23 @@ def resplice(cache: Cache, head: str, moved: Mapping[str, Moved], *, log: bool =
     text, gap = cache.text, len(separator)
     out = Spliced()
     segments: list[str] = []
-    lines: list[str] = []
-    # The new file's rows, column by column (`Entries`), so that the next export need not read them.
-    stamps: list[str] = []
-    gaps: list[int] = []
-    lengths: list[int] = []
-    places: list[str] = []
-    marks: list[str] = []
+    # The new pieces, and the rows they say, so that the next export need not read them.
+    written = Lines()
     for step in plan:
         # How far this row's text starts after the previous one's ends.
         before = gap if segments else len(lead)
         if isinstance(step, Moved):
             place, level = (step.order or ("", 0))[0], str(step.level) if log else ""
             segments.append(step.text)
-            lines.append(line(step.key, step.stamp, before, len(step.text), place, level))
-            out.keys.append(step.key)
-            stamps.append(step.stamp)
-            gaps.append(before)
-            lengths.append(len(step.text))
-            places.append(place)
-            marks.append(level)
+            written.add(step.key, step.stamp, before, len(step.text), place, level)
             continue
         first, end = step
         segments.append(text[old.starts[first] : old.ends[end - 1]])
-        if old.gaps[first] == before:
-            lines += old.lines[first:end]
-        else:
-            length = old.ends[first] - old.starts[first]
-            lines.append(
-                line(old.keys[first], old.stamps[first], before, length, old.orders[first], old.levels[first])
-            )
-            lines += old.lines[first + 1 : end]
-        out.keys += old.keys[first:end]
-        stamps += old.stamps[first:end]
-        gaps.append(before)
-        gaps += old.gaps[first + 1 : end]
-        lengths += map(operator.sub, old.ends[first:end], old.starts[first:end])
-        places += old.orders[first:end]
-        marks += old.levels[first:end]
+        written.copy(old, first, end, before)
     out.text = lead + separator.join(segments)
-    out.lines = "".join(lines)
-    remember(out.lines, Entries.of((list(out.keys), stamps, gaps, lengths, places, marks), lines))
+    out.lines = "".join(written.lines)
+    out.keys = written.keys
+    remember(out.lines, written.entries())
     if log:
         out.levels = dict(zip(out.keys, new_levels, strict=True))
     return out

@@ -27,7 +27,7 @@ import logging
 import re
 import threading
 from collections import OrderedDict, defaultdict
-from collections.abc import Collection, Iterable
+from collections.abc import Callable, Collection, Iterable
 from typing import Any
 
 from django.db import connection
@@ -222,10 +222,13 @@ def expand(rows: Collection[MirrorFile]) -> None:
             _texts(row).update(hashed)
 
 
-def stored(row: MirrorFile, changed: Iterable[str]) -> dict[str, Any]:
+def stored(
+    row: MirrorFile, changed: Iterable[str], *, into: dict[tuple[int, str], str] | None = None
+) -> dict[str, Any]:
     """What to store in the columns of `row` (a stored row, its values whole) that a write `changed`, and
     in those that hold a big value whole: the value itself when it holds few items, else the digests
-    of its chunks, after storing the chunks the file lacks."""
+    of its chunks, after storing the chunks the file lacks (or, given `into`, once the caller stored
+    those it gathers there, by file and digest)."""
     known = _known(row)
     have = {d for chunks in known.values() for d in chunks}
     names = set(changed) | {n for n in COLUMNS if n not in known and _count(n, getattr(row, n)) > BIG}
@@ -248,7 +251,10 @@ def stored(row: MirrorFile, changed: Iterable[str]) -> dict[str, Any]:
         _remember(row.pk, name, digests, value, dict(zip(texts, digests, strict=True)))
         out[name] = {**value, "rows": {KEY: digests}} if name == "pieces" else {KEY: digests}
         known[name] = digests
-    _insert(row.pk, new)
+    if into is None:
+        _insert([(row.pk, digest, text) for digest, text in new.items()])
+    else:
+        into.update(((row.pk, digest), text) for digest, text in new.items())
     return out
 
 
@@ -256,11 +262,10 @@ def stored(row: MirrorFile, changed: Iterable[str]) -> dict[str, Any]:
 _PER_STATEMENT = 100
 
 
-def _insert(file_id: int, new: dict[str, str]) -> None:
-    """Store these chunks (by digest) of the file, those it has already left as they are. As values of
+def _insert(found: list[tuple[int, str, str]]) -> None:
+    """Store these chunks (file, digest, text), those a file has already left as they are. As values of
     their own, not arrays: quoting megabytes of text inside an array costs more than sending them."""
     table = MirrorChunk._meta.db_table
-    found = list(new.items())
     with connection.cursor() as cursor:
         for start in range(0, len(found), _PER_STATEMENT):
             batch = found[start : start + _PER_STATEMENT]
@@ -268,7 +273,7 @@ def _insert(file_id: int, new: dict[str, str]) -> None:
             cursor.execute(
                 f"INSERT INTO {table} (file_id, digest, text) VALUES {values}"
                 " ON CONFLICT (file_id, digest) DO NOTHING",
-                [value for digest, text in batch for value in (file_id, digest, text)],
+                [value for chunk in batch for value in chunk],
             )
 
 
@@ -293,6 +298,40 @@ def prune(row: MirrorFile) -> None:
     elif dropped := sorted(_dropped(row) - named):
         chunks.filter(digest__in=dropped).delete()
     _dropped(row).clear()
+
+
+def save_new(rows: list[MirrorFile], store: Callable[[list[MirrorFile]], None]) -> None:
+    """Save rows whose big values the database holds none of yet (the files a first export writes,
+    which it stored by an upsert that did not give the objects their ids): their chunks in a few
+    statements for all, then the rows by `store`, each holding its chunks' digests in place of its
+    values. A row not stored at all is saved alone (`save`)."""
+    lacking = [row for row in rows if row.pk is None]
+    if lacking:
+        ids = dict(
+            MirrorFile.objects.filter(
+                project_id=lacking[0].project_id, path__in=[row.path for row in lacking]
+            ).values_list("path", "pk")
+        )
+        for row in lacking:
+            row.pk = ids.get(row.path)
+            row._state.adding = row.pk is None
+    for row in [row for row in rows if row.pk is None]:
+        save(row)
+    rows = [row for row in rows if row.pk is not None]
+    whole = [{name: getattr(row, name) for name in COLUMNS} for row in rows]
+    new: dict[tuple[int, str], str] = {}
+    try:
+        for row in rows:
+            for name, value in stored(row, COLUMNS, into=new).items():
+                setattr(row, name, value)
+        _insert([(file_id, digest, text) for (file_id, digest), text in new.items()])
+        store(rows)
+    finally:
+        for row, values in zip(rows, whole, strict=True):
+            for name, value in values.items():
+                setattr(row, name, value)
+    for row in rows:
+        prune(row)
 
 
 def save(row: MirrorFile) -> None:

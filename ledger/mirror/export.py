@@ -205,7 +205,8 @@ def _record(writes: list[tuple[Write, str]]) -> None:
     stayed as it was): its parts and pieces, and the bytes written. A row that knows many parts (a log
     of thousands of decisions) is updated with the columns that changed alone, its big ones in chunks
     (`ledger.mirror.chunks`); the others are stored together (`_save`)."""
-    rows = []
+    rows: list[MirrorFile] = []
+    new: list[MirrorFile] = []
     for write, shown in writes:
         row, rendered = write.row, write.rendered
         now = {"parts": rendered.parts, "placed": rendered.placed, "pieces": write.pieces}
@@ -218,7 +219,7 @@ def _record(writes: list[tuple[Write, str]]) -> None:
             rows.append(row)
             continue
         if row.pk is None:
-            chunks.save(row)
+            new.append(row)
             continue
         row.updated_at = timezone.now()
         MirrorFile.objects.filter(pk=row.pk).update(
@@ -232,6 +233,7 @@ def _record(writes: list[tuple[Write, str]]) -> None:
             **chunks.stored(row, changed),
         )
         chunks.prune(row)
+    chunks.save_new(new, _save)
     _save(rows)
 
 

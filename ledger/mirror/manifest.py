@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import timedelta
-from functools import partial
+from operator import attrgetter
 from pathlib import Path
 from typing import Any
 
@@ -311,27 +311,44 @@ def _field(name: str) -> models.Field[Any, Any]:
     return field
 
 
-def _value(row: MirrorFile, attname: str, sent: bool, empty: Any, adapt: Callable[[Any], Any]) -> Any:
-    return adapt(getattr(row, attname) if sent or row.pk is None else empty)
-
-
-def _adapters(fields: list[str], *, document: bool = False) -> list[Callable[[MirrorFile], Any]]:
-    """How `store` reads each column's value from a row: the project, the path and the columns it sets
-    (`fields`) as the row has them; the other columns of a stored row as their defaults (not stored).
-    As parameters, JSON goes as its text: one parameter, never an array of them. In a JSON `document`,
-    JSON goes as itself and a time as its text."""
-    found: list[Callable[[MirrorFile], Any]] = []
-    for name in _COLUMNS:
+def _adapters(fields: list[str], *, document: bool = False) -> Callable[[MirrorFile], list[Any]]:
+    """How `store` reads a row's values, in the order of `_COLUMNS`: the project, the path and the
+    columns it sets (`fields`) as the row has them; the other columns of a stored row as their defaults
+    (not stored). As parameters, JSON goes as its text: one parameter, never an array of them. In a JSON
+    `document`, JSON goes as itself and a time as its text. Most values need no adapting: they are read
+    by one C-level getter for all, and only the others by a function each."""
+    names: list[str] = []
+    adapted: list[tuple[int, Callable[[Any], Any]]] = []
+    empty: dict[int, Any] = {}  # a stored row's columns not sent: their defaults, adapted
+    for index, name in enumerate(_COLUMNS):
         field = _field(name)
-        adapt: Callable[[Any], Any] = lambda value: value  # noqa: E731
+        adapt: Callable[[Any], Any] | None = None
         if isinstance(field, models.JSONField) and not document:
             adapt = json.dumps
         elif isinstance(field, models.DateTimeField):
             adapt = _isoformat if document else connection.ops.adapt_datetimefield_value
-        sent = name in ("project", "path", *fields)
-        empty = field.get_default()
-        found.append(partial(_value, attname=field.attname, sent=sent, empty=empty, adapt=adapt))
-    return found
+        names.append(field.attname)
+        if adapt is not None:
+            adapted.append((index, adapt))
+        if name not in ("project", "path", *fields):
+            default = field.get_default()
+            empty[index] = adapt(default) if adapt is not None else default
+    getter = attrgetter(*names)
+    sent = [(index, adapt) for index, adapt in adapted if index not in empty]
+
+    def values(row: MirrorFile) -> list[Any]:
+        found = list(getter(row))
+        if row.pk is None:
+            for index, adapt in adapted:
+                found[index] = adapt(found[index])
+            return found
+        for index, adapt in sent:
+            found[index] = adapt(found[index])
+        for index, value in empty.items():
+            found[index] = value
+        return found
+
+    return values
 
 
 def _isoformat(value: Any) -> Any:
@@ -364,7 +381,7 @@ def store(rows: list[MirrorFile], fields: list[str]) -> None:
                 names = [field.column for field in model]
                 values = _adapters(fields, document=True)
                 document = json.dumps(
-                    [dict(zip(names, (value(row) for value in values), strict=True)) for row in plain],
+                    [dict(zip(names, values(row), strict=True)) for row in plain],
                     ensure_ascii=False,
                 )
                 cursor.execute(
@@ -378,5 +395,5 @@ def store(rows: list[MirrorFile], fields: list[str]) -> None:
             cursor.execute(
                 f"INSERT INTO {MirrorFile._meta.db_table} ({columns}) VALUES {', '.join([one] * len(batch))}"
                 + upsert,
-                [adapt(row) for row in batch for adapt in adapters],
+                [value for row in batch for value in adapters(row)],
             )

@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from types import SimpleNamespace
 from typing import Any
 
@@ -73,6 +74,13 @@ def stamps(rows: Iterable[DecisionRow | MemoryRow]) -> str:
 def stamp_of(field: str) -> Cast:
     """The column as text, exactly as stored: a row's stamp changes whenever the row is written."""
     return Cast(field, output_field=CharField())
+
+
+def moment(text: str) -> datetime:
+    """A time read as text (`stamp_of`) as the aware datetime in UTC that Django gives: ISO 8601 on both
+    engines, with no offset on SQLite, which stores UTC."""
+    parsed = datetime.fromisoformat(text)
+    return parsed.replace(tzinfo=UTC) if parsed.tzinfo is None else parsed.astimezone(UTC)
 
 
 # A memory indexed from a notes file lives in that file, which Canon only reads.
@@ -236,9 +244,12 @@ class Sources:
             if len(wanted) > 4 * BATCH
             else [model.objects.filter(pk__in=wanted[i : i + BATCH]) for i in range(0, len(wanted), BATCH)]
         )
+        # The time as text, parsed here: much quicker than the drivers' and Django's conversions.
+        columns = [stamp_of(name) if name == "created_at" else name for name in names]
         for rows in batches:
-            for values in rows.values_list(*names):
+            for values in rows.values_list(*columns):
                 fields = dict(zip(names, values, strict=True))
+                fields["created_at"] = moment(fields["created_at"])
                 agent = SimpleNamespace(name=fields.pop("agent__name"))
                 held[fields["pk"]] = SimpleNamespace(**fields, agent=agent)
         return held

@@ -300,28 +300,38 @@ def prune(row: MirrorFile) -> None:
     _dropped(row).clear()
 
 
-def save_new(rows: list[MirrorFile], store: Callable[[list[MirrorFile]], None]) -> None:
-    """Save rows whose big values the database holds none of yet (the files a first export writes,
-    which it stored by an upsert that did not give the objects their ids): their chunks in a few
-    statements for all, then the rows by `store`, each holding its chunks' digests in place of its
-    values. A row not stored at all is saved alone (`save`)."""
+def _ids(rows: list[MirrorFile]) -> None:
+    """Give the rows without an id theirs, where the database holds them (an upsert gives none)."""
     lacking = [row for row in rows if row.pk is None]
-    if lacking:
-        ids = dict(
-            MirrorFile.objects.filter(
-                project_id=lacking[0].project_id, path__in=[row.path for row in lacking]
-            ).values_list("path", "pk")
-        )
-        for row in lacking:
-            row.pk = ids.get(row.path)
-            row._state.adding = row.pk is None
-    for row in [row for row in rows if row.pk is None]:
-        save(row)
-    rows = [row for row in rows if row.pk is not None]
+    if not lacking:
+        return
+    paths = [row.path for row in lacking]
+    ids = dict(
+        MirrorFile.objects.filter(project_id=lacking[0].project_id, path__in=paths).values_list("path", "pk")
+    )
+    for row in lacking:
+        row.pk = ids.get(row.path)
+        row._state.adding = row.pk is None
+
+
+def save_new(rows: list[MirrorFile], store: Callable[[list[MirrorFile]], None]) -> None:
+    """Save rows whose big values the database holds none of yet (the files an export writes for the
+    first time), by `store` (an upsert of many rows) and in a few statements for all: those not stored
+    yet first without their big values (their chunks need their ids), then the chunks, then the rows
+    again, each holding its chunks' digests in place of its values."""
     whole = [{name: getattr(row, name) for name in COLUMNS} for row in rows]
-    new: dict[tuple[int, str], str] = {}
     try:
-        for row in rows:
+        _ids(rows)
+        if unstored := [row for row in rows if row.pk is None]:
+            for row in unstored:
+                for name in COLUMNS:
+                    setattr(row, name, MirrorFile._meta.get_field(name).get_default())  # type: ignore[union-attr]
+            store(unstored)
+            _ids(unstored)
+        new: dict[tuple[int, str], str] = {}
+        for row, values in zip(rows, whole, strict=True):
+            for name, value in values.items():
+                setattr(row, name, value)
             for name, value in stored(row, COLUMNS, into=new).items():
                 setattr(row, name, value)
         _insert([(file_id, digest, text) for (file_id, digest), text in new.items()])

@@ -244,9 +244,19 @@ def _save(rows: list[MirrorFile]) -> None:
 
 def _apply(workspace: fs.Workspace, writes: list[Write], report: ExportReport) -> None:
     """Record what is about to be written, write the files, then record what was written. A crash in
-    between leaves every file either as it was or as it was to be, and both are recognised as Canon's."""
-    _save_pending([w.row for w in writes if w.data])
-    results = workspace.write_many([(w.target.path, w.data) for w in writes if w.data])
+    between leaves every file either as it was or as it was to be, and both are recognised as Canon's.
+
+    A new file (no manifest row, no file) is recorded whole once it is written durably under its
+    temporary name, before it is renamed in: a crash before the rename leaves no file, which the next
+    export writes."""
+    fresh = {w.target.path: w for w in writes if w.data and w.row.pk is None}
+    _save_pending([w.row for w in writes if w.data and w.target.path not in fresh])
+
+    def record_fresh(shown: dict[str, str]) -> None:
+        _record([(write, shown[path]) for path, write in fresh.items() if path in shown])
+
+    items = [(w.target.path, w.data) for w in writes if w.data]
+    results = workspace.write_many(items, before_rename=record_fresh if fresh else None)
     done = [(w, "") for w in writes if not w.data]
     entries = []
     for write in writes:
@@ -258,7 +268,8 @@ def _apply(workspace: fs.Workspace, writes: list[Write], report: ExportReport) -
             reason = getattr(outcome, "strerror", None) or outcome or "not written"
             report.errors.append((path, f"could not write: {reason}"))
             continue
-        done.append((write, outcome))
+        if path not in fresh:
+            done.append((write, outcome))
         if write.target.entry_id is not None and not write.target.entry_file:
             entries.append(write.target.entry_id)
         report.written.append(path)

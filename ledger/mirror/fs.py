@@ -327,10 +327,16 @@ class Workspace:
         finally:
             os.close(dir_fd)
 
-    def write_many(self, items: list[tuple[str, bytes]]) -> dict[str, str | Exception]:
+    def write_many(
+        self,
+        items: list[tuple[str, bytes]],
+        before_rename: Callable[[dict[str, str]], None] | None = None,
+    ) -> dict[str, str | Exception]:
         """`write` for many files, each atomically, with one sync of the file system for them all (from
         `_BATCH_AT` files on) instead of one per file: every temporary file is written, then the file
         system synced (`syncfs`), then each renamed over its target, then each folder synced once.
+        `before_rename`, when given, is called before the first rename with what `seen` will say of each
+        file written durably (the same once it is renamed).
 
         Returns, per path, what `seen` says of the new file, or the error (OSError, UnsafePath) that kept
         it from being written; the others go on. An exception raised otherwise (a `_step` hook) stops the
@@ -363,6 +369,8 @@ class Workspace:
                     for relative, *_ in staged:
                         results[relative] = exc
                     return results  # the temporary files are removed below
+            if before_rename is not None:
+                before_rename({relative: written for relative, _, _, _, written in staged})
             while done < len(staged):
                 relative, dir_fd, name, temp, written = staged[done]
                 if batch:

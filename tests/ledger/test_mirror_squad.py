@@ -535,6 +535,10 @@ def test_the_manifest_survives_a_crash_before_the_final_record(adopting, root, m
     services.decision_create(
         project=adopting, agent_name="lead", type="scope", title="T", content="C", by="l"
     )
+    mirror.export_project(adopting)
+    services.decision_create(
+        project=adopting, agent_name="lead", type="scope", title="Replaced", content="C", by="l"
+    )
     real = export._save
 
     def dies_on_the_final_record(rows):
@@ -546,6 +550,7 @@ def test_the_manifest_survives_a_crash_before_the_final_record(adopting, root, m
         mirror.export_project(adopting)
     monkeypatch.setattr(export, "_save", real)
     written = (root / ".squad/decisions.md").read_bytes()
+    assert b"Replaced" in written
     services.decision_create(
         project=adopting, agent_name="lead", type="scope", title="U", content="D", by="l"
     )
@@ -553,6 +558,52 @@ def test_the_manifest_survives_a_crash_before_the_final_record(adopting, root, m
     assert report.kept == [] and ".squad/decisions.md" in report.written
     assert (root / ".squad/decisions.md").read_bytes() != written
     assert "### " in (root / ".squad/decisions.md").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("dies", ["recording", "renaming"])
+def test_a_new_file_is_recorded_before_it_is_renamed_in(adopting, root, monkeypatch, dies):
+    """A crash while new files are recorded leaves none of them; one after leaves those renamed, each
+    recorded as Canon's: the next export writes the others and keeps nothing."""
+    from ledger.mirror import export, fs
+
+    services.decision_create(
+        project=adopting, agent_name="lead", type="scope", title="T", content="C", by="l"
+    )
+    for n in range(12):
+        services.entry_submit(
+            project=adopting, agent_name="Marlow", slug=f"new-{n}", type="scope", content="N."
+        )
+    if dies == "recording":
+
+        def killed(rows):
+            raise KeyboardInterrupt("killed while the new files were recorded")
+
+        monkeypatch.setattr(export, "_save", killed)
+    else:
+        renamed = []
+
+        def killed_step(name):
+            if name == "renamed":
+                renamed.append(name)
+                if len(renamed) == 3:
+                    raise KeyboardInterrupt("killed between two renames")
+
+        monkeypatch.setattr(fs, "_step", killed_step)
+    before = {p for p in root.rglob("*.md")}
+    with pytest.raises(KeyboardInterrupt):
+        mirror.export_project(adopting)
+    monkeypatch.undo()
+    left = {p.relative_to(root).as_posix() for p in root.rglob("*.md") if p not in before}
+    assert len(left) == (0 if dies == "recording" else 3)
+    assert not [p for p in root.rglob("*") if p.name.endswith(".tmp")]
+
+    report = mirror.export_project(adopting)
+
+    assert report.ok and report.kept == [] and not set(report.written) & left
+    inbox = {f".squad/decisions/inbox/new-{n}.md" for n in range(12)}
+    assert inbox | {".squad/decisions.md"} <= set(report.written) | left
+    assert mirror.export_project(adopting).written == []
+    assert mirror.import_project(adopting).created == []
 
 
 def test_new_files_follow_the_umask_and_replaced_ones_keep_their_mode(adopting, root):

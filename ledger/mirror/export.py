@@ -16,8 +16,9 @@ time, inode: `fs.seen`) changed since. A file is rendered only when the fingerpr
 a backup, say (docs/mirror.md "What an export does").
 
 Each write records the bytes it is about to write before it writes them, so a crash at any point leaves
-the previous file whole or the new one, and either is still recognised as Canon's. Temporary files a
-crash left behind are removed at the next export.
+the previous file whole or the new one, and either is still recognised as Canon's; a new file is
+recorded whole before it is renamed in, so a crash before leaves no file, which the next export writes.
+Temporary files a crash left behind are removed at the next export.
 """
 
 from __future__ import annotations
@@ -204,7 +205,8 @@ def _record(writes: list[tuple[Write, str]]) -> None:
     """Record what each write left (`seen`: what the workspace shows of the file, "" when the file
     stayed as it was): its parts and pieces, and the bytes written. A row that knows many parts (a log
     of thousands of decisions) is updated with the columns that changed alone, its big ones in chunks
-    (`ledger.mirror.chunks`); the others are stored together (`_save`)."""
+    (`ledger.mirror.chunks`); the others are stored together (`_save`), the new big ones with them
+    (`chunks.save_new`)."""
     rows: list[MirrorFile] = []
     new: list[MirrorFile] = []
     for write, shown in writes:

@@ -237,6 +237,8 @@ class Sources:
         `.agent.name`: the texts of `render` read no more), each read once per export."""
         held = self._full[model]
         wanted = sorted({pk for pk in ids if pk not in held})
+        if not wanted:
+            return held
         names = ("pk", *TEXT_FIELDS[model])
         # Many of them (a first export): all the project's rows in one statement, rather than by ids.
         batches = (

@@ -8,12 +8,14 @@ files in every shape) is imported into an empty project, exported (no byte chang
 after Squad's Scribe appends a block.
 
 Then seeds 10,000 decisions, 5,000 pending entries and 20,000 memories, and times a first export into an
-empty workspace, a re-export with nothing changed, an export after each of a few single writes (an entry
-submitted, a memory recorded, a pattern recorded, an entry merged into a decision, a decision superseded,
-an entry rejected, the session's focus changed), a full re-export (the repair, `export_ledger --full`),
-an import of the 5,000 exported inbox files (all unchanged), and an import of 1,000 new hand-written
-files. Each export but the first, the sync's and the repair is the background export a write queues
-(`every=False`: a folder in which no file was created, removed or renamed since is not listed).
+empty workspace (three times, each into a new one), a re-export with nothing changed, an export after
+each of a few single writes (an entry submitted, a memory recorded, a pattern recorded, an entry merged
+into a decision, a decision superseded, an entry rejected, the session's focus changed; five times each,
+on other rows each time), a full re-export (the repair, `export_ledger --full`), an import of the 5,000
+exported inbox files (all unchanged), and an import of 1,000 new hand-written files. Each export but the
+first, the sync's and the repair is the background export a write queues (`every=False`: a folder in
+which no file was created, removed or renamed since is not listed). A figure timed several times is
+printed as the fastest, the median and the slowest: this machine's speed varies from minute to minute.
 """
 
 from __future__ import annotations
@@ -109,54 +111,97 @@ def timed(label: str, action):  # type: ignore[no-untyped-def]
     return result
 
 
-def one_writes(project: Any) -> list[tuple[str, Callable[[], object]]]:
-    """Single writes as agents and coordinators make them, each followed by the export it queues."""
+# The first export is timed this many times, each into a new empty workspace.
+FIRST_TRIES = 3
+# Each single write is made this many times (each on other rows), and its export timed each time.
+TRIES = 5
+
+
+def one_writes(project: Any) -> list[tuple[str, Callable[[int], object]]]:
+    """Single writes as agents and coordinators make them, each followed by the export it queues; the
+    `n`th try of each writes other rows than the tries before."""
     from ledger import services
     from ledger.models import Decision, EntryStatus, InboxEntry
 
     pending = InboxEntry.objects.filter(project=project, status=EntryStatus.PENDING)
-    boundary = pending.filter(type="architectural").order_by("pk").first()
-    other = pending.order_by("-pk").first()
-    active = Decision.objects.filter(project=project, status="active").order_by("pk")
-    old, new = active[0], active[1]
-    assert boundary is not None and other is not None
+    boundaries = list(pending.filter(type="architectural").order_by("pk")[:TRIES])
+    others = list(pending.exclude(type="architectural").order_by("-pk")[:TRIES])
+    active = list(Decision.objects.filter(project=project, status="active").order_by("pk")[: 2 * TRIES])
+    assert len(boundaries) == len(others) == TRIES and len(active) == 2 * TRIES
     return [
         (
             "an entry submitted",
-            lambda: services.entry_submit(
-                project=project, agent_name="Agent 3", slug="bench-new", type="scope", content="New."
+            lambda n: services.entry_submit(
+                project=project, agent_name="Agent 3", slug=f"bench-new-{n}", type="scope", content="New."
             ),
         ),
         (
             "a memory recorded",
-            lambda: services.memory_record(
-                project=project, agent_name="Agent 4", type="learning", content="Bench learning."
+            lambda n: services.memory_record(
+                project=project, agent_name="Agent 4", type="learning", content=f"Bench learning {n}."
             ),
         ),
         (
             "a pattern recorded",
-            lambda: services.memory_record(
-                project=project, agent_name="Agent 5", type="pattern", content="Bench pattern."
+            lambda n: services.memory_record(
+                project=project, agent_name="Agent 5", type="pattern", content=f"Bench pattern {n}."
             ),
         ),
         (
             "an entry merged into a decision",
-            lambda: services.entry_merge(
-                project=project, entry_id=boundary.pk, by="lead", keep_both=True, confirm_flagged=True
+            lambda n: services.entry_merge(
+                project=project, entry_id=boundaries[n].pk, by="lead", keep_both=True, confirm_flagged=True
             ),
         ),
         (
             "a decision superseded",
-            lambda: services.decision_supersede(
-                project=project, decision_id=old.pk, superseded_by_id=new.pk, by="lead"
+            lambda n: services.decision_supersede(
+                project=project,
+                decision_id=active[2 * n].pk,
+                superseded_by_id=active[2 * n + 1].pk,
+                by="lead",
             ),
         ),
-        ("an entry rejected", lambda: services.entry_reject(project=project, entry_id=other.pk, by="lead")),
+        (
+            "an entry rejected",
+            lambda n: services.entry_reject(project=project, entry_id=others[n].pk, by="lead"),
+        ),
         (
             "the session's focus changed",
-            lambda: services.session_update_current(project=project, focus_area="Bench focus"),
+            lambda n: services.session_update_current(project=project, focus_area=f"Bench focus {n}"),
         ),
     ]
+
+
+def afresh(project: Any) -> None:
+    """The project as before its first export: a new empty workspace, no manifest, no entry's file."""
+    from ledger.models import InboxEntry, MirrorFile, MirrorState
+
+    workspace = Path(tempfile.mkdtemp(prefix="canon-bench-workspace-"))
+    atexit.register(shutil.rmtree, workspace, ignore_errors=True)
+    project.workspace = str(workspace)
+    project.save(update_fields=["workspace"])
+    MirrorFile.objects.filter(project=project).delete()
+    MirrorState.objects.filter(pk=project.pk).update(exported={})
+    InboxEntry.objects.filter(project=project).update(file="")
+    os.sync()
+
+
+def timed_tries(label: str, tries: int, prepare: Callable[[int], object], action: Callable[[], Any]) -> None:
+    """`prepare(n)` then time `action` (untimed), `tries` times: the fastest, the median and the slowest
+    wall time, with the CPU time of the fastest try."""
+    took: list[tuple[float, float, str]] = []
+    for n in range(tries):
+        prepare(n)
+        started, cpu = time.perf_counter(), time.process_time()
+        result = action()
+        took.append((time.perf_counter() - started, time.process_time() - cpu, result.summary()))
+    took.sort()
+    fastest, median, slowest = took[0], took[len(took) // 2], took[-1]
+    print(
+        f"{label:<48} {_took(fastest[0])} / {_took(median[0])} / {_took(slowest[0])}"
+        f" (cpu {_took(fastest[1])})   {fastest[2]}"
+    )
 
 
 def adoption(engine: str) -> None:
@@ -194,21 +239,25 @@ def main() -> None:
     atexit.register(shutil.rmtree, workspace, ignore_errors=True)
     project = seed(workspace)
     print(f"{engine}: 10,000 decisions, 5,000 pending entries, 20,000 memories -> {workspace}")
-    # The export syncs the file system once for the files it writes: what the seed left in the page cache
-    # (the database's own files) is flushed first, so that the export pays for its own files alone.
-    os.sync()
-    timed("first export", lambda: mirror.export_project(project))
+    print(f"{'':<48} fastest / median / slowest of {FIRST_TRIES} (first export) or {TRIES} tries")
+    # The export syncs the file system once for the files it writes: what the seed or the try before left
+    # in the page cache (the database's own files) is flushed first, so that it pays for its own alone.
+    first = lambda: mirror.export_project(project)  # noqa: E731
+    timed_tries("first export", FIRST_TRIES, lambda n: afresh(project) if n else os.sync(), first)
     # What the export after a write does (`ledger.tasks`): the folders unchanged since are not listed.
     background = lambda: mirror.export_project(project, every=False)  # noqa: E731
-    timed("re-export, nothing changed", background)
-    timed("re-export, nothing changed (again)", background)
-    timed("re-export of a sync, nothing changed: every folder listed", lambda: mirror.export_project(project))
+    timed_tries("re-export, nothing changed", TRIES, lambda n: None, background)
+    timed_tries(
+        "re-export of a sync, nothing changed: every folder listed",
+        TRIES,
+        lambda n: None,
+        lambda: mirror.export_project(project),
+    )
     for label, write in one_writes(project):
-        write()
-        timed(f"export after one write: {label}", background)
+        timed_tries(f"export after one write: {label}", TRIES, write, background)
     timed("full re-export (the repair), nothing changed", lambda: mirror.export_project(project, full=True))
     timed("import of 5,000 exported files", lambda: mirror.import_project(project))
-    inbox = workspace / ".squad/decisions/inbox"
+    inbox = Path(project.workspace) / ".squad/decisions/inbox"
     for i in range(1_000):
         (inbox / f"hand-{i}.md").write_text(
             f"---\nagent: Person {i % 7}\nslug: hand-{i}\ntype: scope\ntitle: Hand {i}\n---\n"

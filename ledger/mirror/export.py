@@ -23,7 +23,9 @@ Temporary files a crash left behind are removed at the next export.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+import gc
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -396,6 +398,21 @@ def _narrowed(
     return _entries_changed(project, layout, last, changes.read(project))
 
 
+@contextmanager
+def _collection_paused() -> Iterator[None]:
+    """Python's cyclic garbage collector held off while the export runs, and let go after. An export
+    makes and drops hundreds of thousands of small objects (a first export, 35,000 rows rendered): each
+    burst of them has the collector walk every object the process holds, a tenth of the export's time.
+    Reference counting frees them as before; the few cycles wait until the end."""
+    paused = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if paused:
+            gc.enable()
+
+
 def export_project(
     project: Project,
     *,
@@ -409,7 +426,7 @@ def export_project(
     after a write: `_survey`). MirrorError if the workspace is unusable."""
     root = manifest.workspace_root(project)
     report = ExportReport(dry_run=dry_run)
-    with manifest.project_lock(project), fs.Workspace(root) as workspace:
+    with manifest.project_lock(project), fs.Workspace(root) as workspace, _collection_paused():
         layout = Layout.of(workspace)
         last = changes.left_by_last(project)
         # The export after a write reads of the inbox's manifest only what it needs (`_narrowed`).

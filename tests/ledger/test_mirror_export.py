@@ -317,3 +317,26 @@ def test_manifest_lists_what_was_written(ledger, workspace):
         assert row.sha256 == hashlib.sha256((workspace / row.path).read_bytes()).hexdigest()
         assert row.pending_sha256 == "" and not row.adopted
     assert not (workspace / ".squad/.canon-manifest.json").exists()
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+def test_an_export_holds_off_the_collector_and_leaves_it_as_it_was(ledger, project, monkeypatch, enabled):
+    import gc
+
+    from ledger.mirror import export
+
+    during = []
+    real = export._apply
+
+    def watched(*args, **kwargs):
+        during.append(gc.isenabled())
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(export, "_apply", watched)
+    was = gc.isenabled()
+    (gc.enable if enabled else gc.disable)()
+    try:
+        assert mirror.export_project(project).written
+        assert during == [False] and gc.isenabled() is enabled
+    finally:
+        (gc.enable if was else gc.disable)()

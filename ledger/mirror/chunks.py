@@ -314,11 +314,11 @@ def _ids(rows: list[MirrorFile]) -> None:
         row._state.adding = row.pk is None
 
 
-def save_new(rows: list[MirrorFile], store: Callable[[list[MirrorFile]], None]) -> None:
-    """Save rows whose big values the database holds none of yet (the files an export writes for the
-    first time), by `store` (an upsert of many rows) and in a few statements for all: those not stored
-    yet first without their big values (their chunks need their ids), then the chunks, then the rows
-    again, each holding its chunks' digests in place of its values."""
+def save_many(rows: list[MirrorFile], store: Callable[[list[MirrorFile]], None]) -> None:
+    """Save rows whole (new, stored or not) by `store`, their big columns in chunks, in a few statements
+    for all (the files a first export writes): those not stored yet first without their big values
+    (their chunks need their ids), then the chunks, then the rows again, each holding its chunks'
+    digests in place of its values."""
     whole = [{name: getattr(row, name) for name in COLUMNS} for row in rows]
     try:
         _ids(rows)
@@ -345,25 +345,5 @@ def save_new(rows: list[MirrorFile], store: Callable[[list[MirrorFile]], None]) 
 
 
 def save(row: MirrorFile) -> None:
-    """Save `row` whole (new, stored or not), its big columns in chunks (a new row is first stored
-    without them, as its chunks need its id)."""
-    whole = {name: getattr(row, name) for name in COLUMNS}
-    if row.pk is None:
-        # Stored already, perhaps, by an upsert that did not give the object its id.
-        same = MirrorFile.objects.filter(project_id=row.project_id, path=row.path)
-        row.pk = same.values_list("pk", flat=True).first()
-        row._state.adding = row.pk is None
-    try:
-        if row.pk is None:
-            for name in COLUMNS:
-                setattr(row, name, MirrorFile._meta.get_field(name).get_default())  # type: ignore[union-attr]
-            row.save()
-            for name, value in whole.items():
-                setattr(row, name, value)
-        for name, value in stored(row, COLUMNS).items():
-            setattr(row, name, value)
-        row.save()
-    finally:
-        for name, value in whole.items():
-            setattr(row, name, value)
-    prune(row)
+    """Save `row` whole (new, stored or not) by Django's own save, its big columns in chunks."""
+    save_many([row], lambda rows: rows[0].save())

@@ -208,7 +208,7 @@ def _record(writes: list[tuple[Write, str]]) -> None:
     stayed as it was): its parts and pieces, and the bytes written. A row that knows many parts (a log
     of thousands of decisions) is updated with the columns that changed alone, its big ones in chunks
     (`ledger.mirror.chunks`); the others are stored together (`_save`), the new big ones with them
-    (`chunks.save_new`)."""
+    (`chunks.save_many`)."""
     rows: list[MirrorFile] = []
     new: list[MirrorFile] = []
     for write, shown in writes:
@@ -237,7 +237,7 @@ def _record(writes: list[tuple[Write, str]]) -> None:
             **chunks.stored(row, changed),
         )
         chunks.prune(row)
-    chunks.save_new(new, _save)
+    chunks.save_many(new, _save)
     _save(rows)
 
 

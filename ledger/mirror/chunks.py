@@ -316,13 +316,14 @@ def _ids(rows: list[MirrorFile]) -> None:
 
 def save_many(rows: list[MirrorFile], store: Callable[[list[MirrorFile]], None]) -> None:
     """Save rows whole (new, stored or not) by `store`, their big columns in chunks, in a few statements
-    for all (the files a first export writes): those not stored yet first without their big values
-    (their chunks need their ids), then the chunks, then the rows again, each holding its chunks'
-    digests in place of its values."""
+    for all (the files a first export writes): those not stored yet that hold a big value first without
+    their big values (their chunks need their ids), then the chunks, then the rows, each holding its
+    chunks' digests in place of its values."""
     whole = [{name: getattr(row, name) for name in COLUMNS} for row in rows]
     try:
         _ids(rows)
-        if unstored := [row for row in rows if row.pk is None]:
+        # A new row with no big value has no chunks to store: it is stored once, with its values.
+        if unstored := [row for row in rows if row.pk is None and big(row)]:
             for row in unstored:
                 for name in COLUMNS:
                     setattr(row, name, MirrorFile._meta.get_field(name).get_default())  # type: ignore[union-attr]

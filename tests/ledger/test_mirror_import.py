@@ -6,6 +6,8 @@ import os
 from pathlib import Path
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from ledger import mirror, services
 from ledger.models import InboxEntry, Project
@@ -175,3 +177,31 @@ def test_sync_imports_then_exports_without_losing_the_hand_written_file(project,
     text = (inbox / "use-queues.md").read_text()
     assert "Use a queue." in text and "agent: Dave" in text
     assert mirror.import_project(project).unchanged
+
+
+def _import_queries(project: Project, folder: Path, files: int) -> list[str]:
+    """The statements an import of `files` new files by two agents sends."""
+    project.workspace = str(folder)
+    project.save()
+    inbox = folder / ".squad/decisions/inbox"
+    inbox.mkdir(parents=True)
+    for i in range(files):
+        agent = "Dave" if i % 2 else "Ana Lucía"
+        write(inbox, f"q-{i}.md", GOOD.replace("Dave", agent).replace("use-queues", f"use-queues-{i}"))
+    with CaptureQueriesContext(connection) as queries:
+        report = mirror.import_project(project)
+    assert len(report.created) == files
+    return [q["sql"] for q in queries.captured_queries]
+
+
+def test_new_files_by_the_same_agents_ask_for_them_once_and_are_recorded_in_one_insert(project, tmp_path):
+    few = _import_queries(project, tmp_path / "few", 2)
+    other, _ = services.project_create_or_update(slug="other", name="Other")
+    many = _import_queries(other, tmp_path / "many", 8)
+
+    def agents(sql: list[str]) -> int:
+        return sum('"ledger_agent"' in s for s in sql)
+
+    assert agents(many) == agents(few)
+    assert sum(s.startswith('UPDATE "ledger_mirrorfile"') for s in many) == 0
+    assert sum(s.startswith('INSERT INTO "ledger_mirrorfile"') for s in many) == 8

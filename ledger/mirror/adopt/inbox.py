@@ -15,7 +15,7 @@ from ledger.mirror.adopt.proposals import Proposal, parse_inbox_file
 from ledger.mirror.paths import Layout
 from ledger.mirror.render import sha
 from ledger.mirror.reports import ImportReport
-from ledger.models import Decision, EntryStatus, InboxEntry, MirrorFile, Project
+from ledger.models import Agent, Decision, EntryStatus, InboxEntry, MirrorFile, Project
 from ledger.values import InvalidValue, agent_key, agent_segment
 
 
@@ -151,6 +151,8 @@ def _create_entries(
         )
     }
     claimed: dict[str, str] = {}
+    # The agent each name was last found or created as: the next file by the same agent asks no query.
+    agents: dict[str, Agent] = {}
     for name, digest, proposal in parsed:
         path = layout.inbox_file(name)
         if proposal.slug in claimed:
@@ -196,6 +198,7 @@ def _create_entries(
                 run_id=proposal.run_id,
                 file=name,
                 created_at=proposal.date,
+                known=agents.get(proposal.agent),
             )
         except services.Conflict as exc:
             report.conflicts.append((path, exc.message))
@@ -203,6 +206,7 @@ def _create_entries(
         except services.LedgerError as exc:
             report.skipped.append((path, exc.message))
             continue
+        agents[proposal.agent] = created.agent
         remember(
             manifest.entry(project, files, path),
             digest=digest,

@@ -26,13 +26,9 @@ class Proposal:
     date: datetime | None = None
 
 
-def parse_front_matter_proposal(front: str, body: str) -> Proposal:
-    """An inbox file with front matter (`agent`, `slug`, `type`, `title`; body split at the first
-    `**Rationale:**`), or ValueError with the reason it cannot be imported."""
-    try:
-        meta = squad.load_yaml(front.strip().strip("-"))
-    except squad.FrontMatterError as exc:
-        raise ValueError(str(exc)) from exc
+def parse_front_matter_proposal(meta: dict[str, Any], body: str) -> Proposal:
+    """An inbox file with front matter (`meta`, read: `agent`, `slug`, `type`, `title`; `body` split at
+    the first `**Rationale:**`), or ValueError with the reason it cannot be imported."""
     for name in ("agent", "slug", "type"):
         value = meta.get(name)
         if not isinstance(value, str) or not value.strip():
@@ -75,7 +71,7 @@ def parse_inbox_file(project: Project, name: str, text: str, agent_folders: list
             raise ValueError(str(exc)) from exc
         if "agent" not in meta and "author" in meta and "class" in meta:
             return _from_native(project, squad.parse_squad_memory(name, meta, split[1]))
-        proposal = parse_front_matter_proposal(*split)
+        proposal = parse_front_matter_proposal(meta, split[1])
         slug = squad.slug_from_filename(f"{proposal.slug}.md")
         if not slug:
             raise ValueError(f"bad slug: {proposal.slug!r} has no letters or digits")

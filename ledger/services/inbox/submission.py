@@ -101,14 +101,15 @@ def entry_import(
     slug: str,
     file: str = "",
     created_at: datetime | None = None,
+    known: Agent | None = None,
     **proposal: Any,
 ) -> InboxEntry:
     """A pending entry from a file in the workspace inbox, only if the project never had this slug.
 
     Union semantics: existing rows are never changed; a slug taken meanwhile is a Conflict. `file` is
-    the inbox file's name, which stays the entry's file; `created_at` the date the file gives. The
-    `proposal` is what `entry_submit` takes besides its slug (type, content, title, rationale, tags,
-    importance, run_id).
+    the inbox file's name, which stays the entry's file; `created_at` the date the file gives; `known`
+    an agent the caller holds already (`agent_get_or_create`). The `proposal` is what `entry_submit`
+    takes besides its slug (type, content, title, rationale, tags, importance, run_id).
     """
     name = checked_agent_name(agent_name)
     if not isinstance(slug, str) or not normalize_entry_slug(slug):
@@ -116,7 +117,7 @@ def entry_import(
     fields = {"slug": normalize_entry_slug(slug), **entry_fields(**proposal)}
     try:
         with transaction.atomic():
-            agent = agent_get_or_create(project=project, name=name)
+            agent = agent_get_or_create(project=project, name=name, known=known)
             entry = InboxEntry.objects.create(
                 project=project,
                 agent=agent,

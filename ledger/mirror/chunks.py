@@ -301,8 +301,9 @@ def prune(row: MirrorFile) -> None:
 
 
 def _ids(rows: list[MirrorFile]) -> None:
-    """Give the rows without an id theirs, where the database holds them (an upsert gives none)."""
-    lacking = [row for row in rows if row.pk is None]
+    """Give the rows stored without an id theirs (an upsert gives none, `manifest.store`); a row never
+    stored (made by `manifest.entry` under the project's lock) has none to find."""
+    lacking = [row for row in rows if row.pk is None and not row._state.adding]
     if not lacking:
         return
     paths = [row.path for row in lacking]

@@ -362,6 +362,7 @@ def store(rows: list[MirrorFile], fields: list[str]) -> None:
     now = timezone.now()
     for row in rows:
         row.updated_at = now
+        row._state.adding = False  # stored, its id perhaps unknown (`chunks.save_many` looks it up)
     if not rows:
         return
     adapters = _adapters(fields)

@@ -194,7 +194,9 @@ def _import_queries(project: Project, folder: Path, files: int) -> list[str]:
     return [q["sql"] for q in queries.captured_queries]
 
 
-def test_new_files_by_the_same_agents_ask_for_them_once_and_are_recorded_in_one_insert(project, tmp_path):
+def test_new_files_by_the_same_agents_ask_for_them_once_and_are_recorded_in_one_insert_each(
+    project, tmp_path
+):
     few = _import_queries(project, tmp_path / "few", 2)
     other, _ = services.project_create_or_update(slug="other", name="Other")
     many = _import_queries(other, tmp_path / "many", 8)
@@ -202,6 +204,10 @@ def test_new_files_by_the_same_agents_ask_for_them_once_and_are_recorded_in_one_
     def agents(sql: list[str]) -> int:
         return sum('"ledger_agent"' in s for s in sql)
 
+    def manifest_reads(sql: list[str]) -> int:
+        return sum(s.startswith("SELECT") and 'FROM "ledger_mirrorfile"' in s for s in sql)
+
     assert agents(many) == agents(few)
+    assert manifest_reads(many) == manifest_reads(few)
     assert sum(s.startswith('UPDATE "ledger_mirrorfile"') for s in many) == 0
     assert sum(s.startswith('INSERT INTO "ledger_mirrorfile"') for s in many) == 8

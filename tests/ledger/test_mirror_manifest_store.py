@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from django.db import connection
 
-from ledger.mirror import manifest
+from ledger.mirror import chunks, manifest
 from ledger.models import MirrorFile, Project
 
 # Quotes, backslashes, braces, tabs and text from outside the Basic Multilingual Plane: what an array's
@@ -72,3 +72,19 @@ def test_what_canon_knows_of_a_files_rows_is_stored_uncompressed_on_postgresql()
             " AND attname IN ('parts', 'placed', 'pieces') ORDER BY attname"
         )
         assert cursor.fetchall() == [("parts", "e"), ("pieces", "e"), ("placed", "e")]
+
+
+@pytest.mark.parametrize("placed", [1, chunks.BIG + 1], ids=["small", "big"])
+def test_a_row_the_upsert_stored_is_saved_again_as_the_same_row(project: Project, placed: int) -> None:
+    row = _row(project, 1, pending_sha256="9" * 64)
+    manifest.store([row], manifest.PENDING)
+    assert row.pk is None  # the upsert gives no id
+
+    row.sha256, row.pending_sha256 = "9" * 64, ""
+    row.placed = [f"entry:{n}" for n in range(placed)]
+    chunks.save(row)
+
+    stored = MirrorFile.objects.get(project=project)
+    assert (stored.pk, stored.sha256, stored.pending_sha256) == (row.pk, "9" * 64, "")
+    chunks.expand([stored])
+    assert stored.placed == row.placed
